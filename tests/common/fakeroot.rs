@@ -1,0 +1,435 @@
+//! Builds fake system roots that mirror the kernel's real sysfs layout, for tests, the demo host
+//! and the benchmarks.
+//!
+//! What "mirror" means here: `/sys/block/<dev>` is a relative symlink into `../devices/...`; disks
+//! sit under their PCI or SCSI parents; partitions are subdirectories of their disk with a
+//! `partition` file; `slaves/` and `holders/` hold relative links both ways; blk-mq disks have
+//! `mq/<N>/{cpu_list,nr_tags,nr_reserved_tags}`; NVMe native multipath has a head without `mq/`
+//! under `devices/virtual/nvme-subsystem/` and hidden path devices `nvmeXcYnZ` that do have it;
+//! request-based dm-multipath shows a meaningless `mq/0` and its paths in `slaves/`. md arrays get
+//! the files the kernel shows for their level (raid456 files only for raid4/5/6, redundancy files
+//! only for redundant levels, neither for inactive arrays and containers), `md/dev-*/block` links,
+//! `md/rdN` links, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
+//!
+//! This is test support, not part of the tool: it panics on I/O errors.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+/// A fake root directory being built. Device names map to their directory under `sys/`.
+pub struct FakeRoot {
+    pub dir: PathBuf,
+    devices: HashMap<String, PathBuf>,
+    pci_slot: u32,
+    scsi_host: u32,
+}
+
+/// How an md array looks; `Default` is a clean, idle raid5 with kernel defaults.
+#[derive(Clone, Debug)]
+pub struct MdSpec {
+    pub level: String,
+    pub uuid: String,
+    pub array_state: String,
+    pub metadata_version: String,
+    pub sync_action: String,
+    pub sync_completed: String,
+    pub sync_speed: String,
+    /// udev's `/dev/md/<devname>` link, if any.
+    pub devname: Option<String>,
+    /// Give `md/uuid` (kernels since about 5.9); older kernels only have udev's by-id link.
+    pub kernel_uuid_file: bool,
+}
+
+impl Default for MdSpec {
+    fn default() -> Self {
+        MdSpec {
+            level: "raid5".into(),
+            uuid: "a1b2c3d4:e5f60718:293a4b5c:6d7e8f90".into(),
+            array_state: "clean".into(),
+            metadata_version: "1.2".into(),
+            sync_action: "idle".into(),
+            sync_completed: "none".into(),
+            sync_speed: "none".into(),
+            devname: None,
+            kernel_uuid_file: true,
+        }
+    }
+}
+
+impl MdSpec {
+    pub fn level(level: &str, uuid_seed: u32) -> MdSpec {
+        MdSpec {
+            level: level.into(),
+            uuid: format!("{uuid_seed:08x}:e5f60718:293a4b5c:6d7e8f90"),
+            ..MdSpec::default()
+        }
+    }
+    pub fn devname(mut self, name: &str) -> MdSpec {
+        self.devname = Some(name.into());
+        self
+    }
+}
+
+fn write(path: &Path, content: &str) {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    fs::write(path, format!("{content}\n")).unwrap();
+}
+
+/// The relative path from directory `from` to `to` (both absolute, without `..`).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for c in &to[common..] {
+        rel.push(c);
+    }
+    rel
+}
+
+/// Creates `link` as a relative symlink to `target` (both absolute).
+fn link(link: &Path, target: &Path) {
+    fs::create_dir_all(link.parent().unwrap()).unwrap();
+    symlink(relative(link.parent().unwrap(), target), link).unwrap();
+}
+
+/// The kernel's dashed form of mdadm's colon uuid (1.x metadata).
+pub fn kernel_uuid(mdadm: &str) -> String {
+    let hex: String = mdadm.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+impl FakeRoot {
+    /// An empty host: `proc/sys/dev/raid` with kernel defaults, `cpus` online CPUs, `run/`.
+    pub fn new(dir: &Path, cpus: u32) -> FakeRoot {
+        fs::create_dir_all(dir.join("sys/block")).unwrap();
+        fs::create_dir_all(dir.join("run")).unwrap();
+        fs::create_dir_all(dir.join("etc")).unwrap();
+        fs::create_dir_all(dir.join("dev")).unwrap();
+        write(&dir.join("proc/sys/dev/raid/speed_limit_min"), "1000");
+        write(&dir.join("proc/sys/dev/raid/speed_limit_max"), "200000");
+        let root = FakeRoot {
+            dir: dir.to_path_buf(),
+            devices: HashMap::new(),
+            pci_slot: 0,
+            scsi_host: 0,
+        };
+        root.set_cpus(cpus);
+        root
+    }
+
+    pub fn set_cpus(&self, cpus: u32) {
+        let online = if cpus <= 1 {
+            "0".to_string()
+        } else {
+            format!("0-{}", cpus - 1)
+        };
+        write(&self.dir.join("sys/devices/system/cpu/online"), &online);
+        write(&self.dir.join("sys/devices/system/node/possible"), "0");
+    }
+
+    /// The directory of a device created earlier.
+    pub fn device_dir(&self, name: &str) -> PathBuf {
+        self.devices
+            .get(name)
+            .unwrap_or_else(|| panic!("no device {name}"))
+            .clone()
+    }
+
+    /// Path of an md attribute file of array `md`.
+    pub fn md_attr(&self, md: &str, attr: &str) -> PathBuf {
+        self.device_dir(md).join("md").join(attr)
+    }
+
+    fn block_dir(&mut self, name: &str, dir: PathBuf, queues: Option<u32>) {
+        fs::create_dir_all(dir.join("holders")).unwrap();
+        fs::create_dir_all(dir.join("slaves")).unwrap();
+        write(&dir.join("size"), "134217728");
+        write(&dir.join("ro"), "0");
+        write(&dir.join("dev"), &format!("259:{}", self.devices.len()));
+        if let Some(q) = queues {
+            for n in 0..q {
+                let mq = dir.join("mq").join(n.to_string());
+                write(&mq.join("cpu_list"), &n.to_string());
+                write(&mq.join("nr_tags"), "1023");
+                write(&mq.join("nr_reserved_tags"), "0");
+            }
+        }
+        link(&self.dir.join("sys/block").join(name), &dir);
+        self.devices.insert(name.to_string(), dir);
+    }
+
+    fn next_pci(&mut self) -> PathBuf {
+        self.pci_slot += 1;
+        let (bus, dev) = (self.pci_slot / 32, self.pci_slot % 32);
+        self.dir
+            .join(format!("sys/devices/pci0000:00/0000:{bus:02x}:{dev:02x}.0"))
+    }
+
+    /// A single-path NVMe namespace `nvme<ctrl>n1` with `queues` hardware queues.
+    pub fn nvme(&mut self, ctrl: u32, queues: u32) -> String {
+        let name = format!("nvme{ctrl}n1");
+        let dir = self
+            .next_pci()
+            .join(format!("nvme/nvme{ctrl}"))
+            .join(&name);
+        self.block_dir(&name, dir, Some(queues));
+        name
+    }
+
+    /// An NVMe native-multipath namespace: the head `nvme<subsys>n1` has no `mq/`; each path
+    /// `nvme<subsys>c<ctrl>n1` (hidden, but listed in `/sys/block`) has its own queues.
+    pub fn nvme_multipath(&mut self, subsys: u32, paths: &[(u32, u32)]) -> String {
+        let head = format!("nvme{subsys}n1");
+        let sub = self
+            .dir
+            .join(format!("sys/devices/virtual/nvme-subsystem/nvme-subsys{subsys}"));
+        self.block_dir(&head, sub.join(&head), None);
+        for &(ctrl, queues) in paths {
+            let path = format!("nvme{subsys}c{ctrl}n1");
+            let dir = self.next_pci().join(format!("nvme/nvme{ctrl}")).join(&path);
+            write(&dir.join("hidden"), "1");
+            self.block_dir(&path, dir, Some(queues));
+            link(
+                &sub.join(format!("nvme{ctrl}")),
+                &self.device_dir(&path).parent().unwrap().to_path_buf(),
+            );
+        }
+        head
+    }
+
+    /// A SCSI disk (`sdX`) behind an AHCI or SAS host, with `queues` blk-mq queues.
+    pub fn scsi(&mut self, name: &str, queues: u32) -> String {
+        let host = self.scsi_host;
+        self.scsi_host += 1;
+        let dir = self.next_pci().join(format!(
+            "ata{}/host{host}/target{host}:0:0/{host}:0:0:0/block/{name}",
+            host + 1
+        ));
+        self.block_dir(name, dir, Some(queues));
+        name.to_string()
+    }
+
+    /// Partition `n` of `disk`: a subdirectory of the disk with a `partition` file, no `mq/`.
+    pub fn partition(&mut self, disk: &str, n: u32) -> String {
+        let sep = if disk.ends_with(|c: char| c.is_ascii_digit()) {
+            "p"
+        } else {
+            ""
+        };
+        let name = format!("{disk}{sep}{n}");
+        let dir = self.device_dir(disk).join(&name);
+        write(&dir.join("partition"), &n.to_string());
+        write(&dir.join("start"), "2048");
+        self.block_dir(&name, dir, None);
+        name
+    }
+
+    fn stack(&self, upper: &str, lower: &str) {
+        let (up, low) = (self.device_dir(upper), self.device_dir(lower));
+        link(&up.join("slaves").join(lower), &low);
+        link(&low.join("holders").join(upper), &up);
+    }
+
+    /// Request-based dm-multipath `dm-<n>` over `paths`: `mq/0` of its own (meaningless), the
+    /// paths in `slaves/`.
+    pub fn dm_multipath(&mut self, n: u32, paths: &[&str]) -> String {
+        let name = format!("dm-{n}");
+        let dir = self.dir.join("sys/devices/virtual/block").join(&name);
+        write(&dir.join("dm/name"), &format!("mpath{n}"));
+        write(&dir.join("dm/uuid"), &format!("mpath-36000c29{n:08x}"));
+        self.block_dir(&name, dir, Some(1));
+        for p in paths {
+            self.stack(&name, p);
+        }
+        name
+    }
+
+    /// A bio-based device-mapper device (LVM linear, dm-crypt): no `mq/`, lower devices in
+    /// `slaves/`.
+    pub fn dm_linear(&mut self, n: u32, lower: &[&str]) -> String {
+        let name = format!("dm-{n}");
+        let dir = self.dir.join("sys/devices/virtual/block").join(&name);
+        write(&dir.join("dm/name"), &format!("vg-lv{n}"));
+        self.block_dir(&name, dir, None);
+        for l in lower {
+            self.stack(&name, l);
+        }
+        name
+    }
+
+    /// An md array `name` over `members`, laid out as the kernel shows an array of `spec.level`.
+    pub fn md(&mut self, name: &str, spec: &MdSpec, members: &[&str]) -> String {
+        let dir = self.dir.join("sys/devices/virtual/block").join(name);
+        self.block_dir(name, dir.clone(), None);
+        let md = dir.join("md");
+        let level = spec.level.as_str();
+        let active = spec.array_state != "inactive";
+        let raid456 = active && matches!(level, "raid4" | "raid5" | "raid6");
+        let redundant = active && (raid456 || matches!(level, "raid1" | "raid10"));
+        let files: &[(&str, &str)] = &[
+            ("level", level),
+            ("array_state", &spec.array_state),
+            ("metadata_version", &spec.metadata_version),
+            ("chunk_size", "524288"),
+            ("layout", "2"),
+            ("component_size", "65536"),
+            ("array_size", "default"),
+            ("consistency_policy", if active { "resync" } else { "none" }),
+            ("safe_mode_delay", "0.204"),
+        ];
+        for (f, v) in files {
+            write(&md.join(f), v);
+        }
+        write(&md.join("raid_disks"), &members.len().to_string());
+        if spec.kernel_uuid_file {
+            write(&md.join("uuid"), &kernel_uuid(&spec.uuid));
+        }
+        if redundant {
+            for (f, v) in [
+                ("sync_action", spec.sync_action.as_str()),
+                ("last_sync_action", "none"),
+                ("sync_speed_min", "1000 (system)"),
+                ("sync_speed_max", "200000 (system)"),
+                ("sync_force_parallel", "0"),
+                ("sync_completed", spec.sync_completed.as_str()),
+                ("sync_speed", spec.sync_speed.as_str()),
+                ("sync_min", "0"),
+                ("sync_max", "max"),
+                ("degraded", "0"),
+                ("mismatch_cnt", "0"),
+            ] {
+                write(&md.join(f), v);
+            }
+        }
+        if raid456 {
+            for (f, v) in [
+                ("group_thread_cnt", "0"),
+                ("stripe_cache_size", "256"),
+                ("stripe_cache_active", "0"),
+                ("preread_bypass_threshold", "1"),
+                ("skip_copy", "0"),
+                ("rmw_level", "1"),
+                ("stripe_size", "4096"),
+                ("ppl_write_hint", "0"),
+            ] {
+                write(&md.join(f), v);
+            }
+        }
+        for (slot, m) in members.iter().enumerate() {
+            self.stack(name, m);
+            let dev = md.join(format!("dev-{m}"));
+            link(&dev.join("block"), &self.device_dir(m));
+            write(&dev.join("state"), if active { "in_sync" } else { "spare" });
+            write(&dev.join("slot"), &slot.to_string());
+            if active {
+                link(&md.join(format!("rd{slot}")), &dev);
+            }
+        }
+        let dev = self.dir.join("dev");
+        if let Some(devname) = &spec.devname {
+            link(&dev.join("md").join(devname), &dev.join(name));
+        }
+        link(
+            &dev.join("disk/by-id").join(format!("md-uuid-{}", spec.uuid)),
+            &dev.join(name),
+        );
+        write(&dev.join(name), "");
+        name.to_string()
+    }
+
+    /// Reads an md attribute the way a test asserts on it (trimmed).
+    pub fn read_md(&self, md: &str, attr: &str) -> String {
+        fs::read_to_string(self.md_attr(md, attr))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// Sets an md attribute, as the kernel would show it.
+    pub fn set_md(&self, md: &str, attr: &str, value: &str) {
+        write(&self.md_attr(md, attr), value);
+    }
+}
+
+/// The bundled demo host (`examples/demo-host`): one array of every layout the tool handles.
+pub fn demo_host(dir: &Path) -> FakeRoot {
+    let mut r = FakeRoot::new(dir, 32);
+    // md0: SAP HANA data, raid5 over partitions of four 8-queue NVMe drives. auto -> 8.
+    let parts: Vec<String> = (0..4)
+        .map(|c| {
+            let d = r.nvme(c, 8);
+            r.partition(&d, 1)
+        })
+        .collect();
+    let p: Vec<&str> = parts.iter().map(String::as_str).collect();
+    r.md("md0", &MdSpec::level("raid5", 0xa1b2c3d4).devname("hana_data"), &p);
+    // md1: SAP HANA log, raid10 over four NVMe multipath namespaces, mid-resync.
+    let heads: Vec<String> = (4..8)
+        .map(|s| r.nvme_multipath(s, &[(s, 4), (s + 10, 4)]))
+        .collect();
+    let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut log = MdSpec::level("raid10", 0xb2c3d4e5).devname("hana_log");
+    log.sync_action = "resync".into();
+    log.sync_completed = "1048576 / 4194304".into();
+    log.sync_speed = "187000".into();
+    r.md("md1", &log, &h);
+    // md2: raid6 over dm-multipath devices, each with two 16-queue SAS paths. auto -> 16.
+    let mpaths: Vec<String> = (0..4)
+        .map(|i| {
+            let a = r.scsi(&format!("sd{}", (b'a' + 2 * i) as char), 16);
+            let b = r.scsi(&format!("sd{}", (b'a' + 2 * i + 1) as char), 16);
+            r.dm_multipath(u32::from(i), &[&a, &b])
+        })
+        .collect();
+    let m: Vec<&str> = mpaths.iter().map(String::as_str).collect();
+    r.md("md2", &MdSpec::level("raid6", 0xc3d4e5f6).devname("archive"), &m);
+    // md3: raid5 over single-queue SATA disks. auto -> 0 (one thread gains nothing more).
+    let sata: Vec<String> = ["sdi", "sdj", "sdk"]
+        .iter()
+        .map(|n| r.scsi(n, 1))
+        .collect();
+    let s: Vec<&str> = sata.iter().map(String::as_str).collect();
+    r.md("md3", &MdSpec::level("raid5", 0xd4e5f607).devname("scratch"), &s);
+    // md126: an IMSM container, inactive forever, no level.
+    let imsm: Vec<String> = ["sdl", "sdm"].iter().map(|n| r.scsi(n, 1)).collect();
+    let mut container = MdSpec::level("", 0xe5f60718);
+    container.array_state = "inactive".into();
+    container.metadata_version = "external:imsm".into();
+    container.kernel_uuid_file = false;
+    let i: Vec<&str> = imsm.iter().map(String::as_str).collect();
+    r.md("md126", &container, &i);
+    r
+}
+
+/// A benchmark host: `arrays` raid5 arrays, each over `drives` NVMe drives of `queues` queues.
+pub fn bench_host(dir: &Path, arrays: u32, drives: u32, queues: u32) -> FakeRoot {
+    let mut r = FakeRoot::new(dir, 64);
+    for a in 0..arrays {
+        let members: Vec<String> = (0..drives)
+            .map(|d| r.nvme(a * drives + d, queues))
+            .collect();
+        let m: Vec<&str> = members.iter().map(String::as_str).collect();
+        r.md(
+            &format!("md{a}"),
+            &MdSpec::level("raid5", 0x1000_0000 + a).devname(&format!("data{a}")),
+            &m,
+        );
+    }
+    r
+}
