@@ -1,1 +1,76 @@
-fn main() {}
+//! The `mdtune` command: reads the arguments (an Ansible args file, JSON on stdin, or `--udev`),
+//! runs [`mdtune::run`], prints exactly one JSON object on stdout and exits 0 (success), 1
+//! (failure) or 2 (unusable input). Nothing else is printed, and no panic reaches the caller
+//! without a JSON object.
+
+use mdtune::run::{self, Exit};
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::exit;
+
+const HELP: &str = "\
+mdtune: idempotent tuning of Linux md RAID (group_thread_cnt from member hardware queues,
+stripe cache, sync speed limits) for Ansible, Salt and people.
+
+usage:
+  mdtune ARGS_FILE              read the JSON input from a file (how Ansible calls a module)
+  mdtune [-]                    read the JSON input from stdin
+  mdtune --udev NAME [--root DIR]
+                                apply the persisted desired state to array NAME (udev rule)
+  mdtune --help | --version
+
+The result is one JSON object on stdout. Exit status: 0 success (changed or not),
+1 failure, 2 unusable input. Input keys, output keys and examples: see the README.
+";
+
+fn print(json: &serde_json::Value, code: i32) -> ! {
+    let mut out = io::stdout().lock();
+    // Nothing useful can be done if stdout is gone; the exit status still tells.
+    let _ = writeln!(out, "{json}");
+    let _ = out.flush();
+    exit(code)
+}
+
+fn usage_error(msg: &str) -> ! {
+    print(&mdtune::report::failure(msg), Exit::Input as i32)
+}
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = format!("internal error (please report it): {info}");
+        print(&mdtune::report::failure(&msg), Exit::Failed as i32)
+    }));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = match words.as_slice() {
+        ["--help" | "-h"] => {
+            print!("{HELP}");
+            exit(0)
+        }
+        ["--version" | "-V"] => {
+            println!("mdtune {}", env!("CARGO_PKG_VERSION"));
+            exit(0)
+        }
+        ["--udev", name] => exit(run::udev(name, &PathBuf::from("/"))),
+        ["--udev", name, "--root", root] | ["--root", root, "--udev", name] => {
+            exit(run::udev(name, &PathBuf::from(root)))
+        }
+        [] | ["-"] => {
+            if words.is_empty() && io::stdin().is_terminal() {
+                usage_error("no input: pass an args file, or JSON on stdin (mdtune --help)");
+            }
+            let mut text = String::new();
+            if let Err(e) = io::stdin().read_to_string(&mut text) {
+                usage_error(&format!("cannot read the input from stdin: {e}"));
+            }
+            text
+        }
+        [file] if !file.starts_with("--") => match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => usage_error(&format!("cannot read the args file {file}: {e}")),
+        },
+        _ => usage_error(&format!("unknown arguments {args:?} (mdtune --help)")),
+    };
+    let (json, code) = run::module(&text);
+    print(&json, code as i32)
+}

@@ -184,10 +184,7 @@ impl FakeRoot {
     /// A single-path NVMe namespace `nvme<ctrl>n1` with `queues` hardware queues.
     pub fn nvme(&mut self, ctrl: u32, queues: u32) -> String {
         let name = format!("nvme{ctrl}n1");
-        let dir = self
-            .next_pci()
-            .join(format!("nvme/nvme{ctrl}"))
-            .join(&name);
+        let dir = self.next_pci().join(format!("nvme/nvme{ctrl}")).join(&name);
         self.block_dir(&name, dir, Some(queues));
         name
     }
@@ -196,9 +193,9 @@ impl FakeRoot {
     /// `nvme<subsys>c<ctrl>n1` (hidden, but listed in `/sys/block`) has its own queues.
     pub fn nvme_multipath(&mut self, subsys: u32, paths: &[(u32, u32)]) -> String {
         let head = format!("nvme{subsys}n1");
-        let sub = self
-            .dir
-            .join(format!("sys/devices/virtual/nvme-subsystem/nvme-subsys{subsys}"));
+        let sub = self.dir.join(format!(
+            "sys/devices/virtual/nvme-subsystem/nvme-subsys{subsys}"
+        ));
         self.block_dir(&head, sub.join(&head), None);
         for &(ctrl, queues) in paths {
             let path = format!("nvme{subsys}c{ctrl}n1");
@@ -207,7 +204,7 @@ impl FakeRoot {
             self.block_dir(&path, dir, Some(queues));
             link(
                 &sub.join(format!("nvme{ctrl}")),
-                &self.device_dir(&path).parent().unwrap().to_path_buf(),
+                self.device_dir(&path).parent().unwrap(),
             );
         }
         head
@@ -346,7 +343,8 @@ impl FakeRoot {
             link(&dev.join("md").join(devname), &dev.join(name));
         }
         link(
-            &dev.join("disk/by-id").join(format!("md-uuid-{}", spec.uuid)),
+            &dev.join("disk/by-id")
+                .join(format!("md-uuid-{}", spec.uuid)),
             &dev.join(name),
         );
         write(&dev.join(name), "");
@@ -378,7 +376,11 @@ pub fn demo_host(dir: &Path) -> FakeRoot {
         })
         .collect();
     let p: Vec<&str> = parts.iter().map(String::as_str).collect();
-    r.md("md0", &MdSpec::level("raid5", 0xa1b2c3d4).devname("hana_data"), &p);
+    r.md(
+        "md0",
+        &MdSpec::level("raid5", 0xa1b2c3d4).devname("hana_data"),
+        &p,
+    );
     // md1: SAP HANA log, raid10 over four NVMe multipath namespaces, mid-resync.
     let heads: Vec<String> = (4..8)
         .map(|s| r.nvme_multipath(s, &[(s, 4), (s + 10, 4)]))
@@ -398,14 +400,19 @@ pub fn demo_host(dir: &Path) -> FakeRoot {
         })
         .collect();
     let m: Vec<&str> = mpaths.iter().map(String::as_str).collect();
-    r.md("md2", &MdSpec::level("raid6", 0xc3d4e5f6).devname("archive"), &m);
+    r.md(
+        "md2",
+        &MdSpec::level("raid6", 0xc3d4e5f6).devname("archive"),
+        &m,
+    );
     // md3: raid5 over single-queue SATA disks. auto -> 0 (one thread gains nothing more).
-    let sata: Vec<String> = ["sdi", "sdj", "sdk"]
-        .iter()
-        .map(|n| r.scsi(n, 1))
-        .collect();
+    let sata: Vec<String> = ["sdi", "sdj", "sdk"].iter().map(|n| r.scsi(n, 1)).collect();
     let s: Vec<&str> = sata.iter().map(String::as_str).collect();
-    r.md("md3", &MdSpec::level("raid5", 0xd4e5f607).devname("scratch"), &s);
+    r.md(
+        "md3",
+        &MdSpec::level("raid5", 0xd4e5f607).devname("scratch"),
+        &s,
+    );
     // md126: an IMSM container, inactive forever, no level.
     let imsm: Vec<String> = ["sdl", "sdm"].iter().map(|n| r.scsi(n, 1)).collect();
     let mut container = MdSpec::level("", 0xe5f60718);

@@ -1,0 +1,258 @@
+//! Applying a plan: the only code that writes kernel values. It takes the host lock, writes each
+//! due value in plan order, reads it back, and on the first failure restores everything this run
+//! changed, newest first, before reporting the failure.
+//!
+//! Invariants: a value already in place is never written (on Linux 6.7+ every write to
+//! `group_thread_cnt` or `skip_copy` suspends the array, and a `stripe_cache_size` write dirties
+//! the superblock); only attributes from [`Attr::ALL`] are written; a write target whose real path
+//! leaves `sys/` (or, for the speed limits, the root) is refused.
+
+use crate::plan::Plan;
+use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
+use std::fmt;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io;
+use std::path::PathBuf;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{target}: writing {value} failed: {source}")]
+    Write {
+        target: Target,
+        value: Value,
+        source: io::Error,
+    },
+    #[error("{target}: wrote {wrote} but the kernel kept {kept}")]
+    NotKept {
+        target: Target,
+        wrote: Value,
+        kept: String,
+    },
+    #[error("{target}: reading back after the write failed: {source}")]
+    ReadBack { target: Target, source: io::Error },
+    #[error(
+        "{target}: refusing to write {path}: it does not exist or resolves outside the root's sys/"
+    )]
+    Escape { target: Target, path: String },
+    #[error("cannot take the lock {path}: {source}")]
+    Lock { path: String, source: io::Error },
+    #[error("another mdtune run holds {path}; gave up after waiting {waited:.1} s")]
+    LockTimeout { path: String, waited: f64 },
+    #[error("{target}: cannot save the original value {value} for revert: {source}")]
+    SaveOriginal {
+        target: Target,
+        value: Value,
+        source: io::Error,
+    },
+}
+
+/// A value mdtune writes: an md attribute of an array, or a system speed limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Md { array: String, attr: Attr },
+    Limit(SpeedLimit),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Md { array, attr } => write!(f, "{array}: {attr}"),
+            Target::Limit(l) => write!(f, "system: {}", l.name()),
+        }
+    }
+}
+
+impl Target {
+    fn kind(&self) -> Kind {
+        match self {
+            Target::Md { attr, .. } => attr.kind(),
+            Target::Limit(_) => Kind::Int,
+        }
+    }
+
+    /// The real path to write, refused when it is missing or leaves the root.
+    fn path(&self, root: &Root) -> Result<PathBuf, ApplyError> {
+        let (path, real) = match self {
+            Target::Md { array, attr } => {
+                let p = root.md_attr(array, attr.name());
+                let real = root.confine(&p);
+                (p, real)
+            }
+            Target::Limit(l) => {
+                let p = root.speed_limit(*l);
+                let real = root.confine_to_root(&p);
+                (p, real)
+            }
+        };
+        real.ok_or_else(|| ApplyError::Escape {
+            target: self.clone(),
+            path: path.display().to_string(),
+        })
+    }
+}
+
+/// One value to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub target: Target,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// Every due write of a plan, in order: arrays in plan order (each in attribute order), then the
+/// system limits.
+pub fn writes(plan: &Plan) -> Vec<Write> {
+    let md = plan.arrays.iter().flat_map(|a| {
+        a.changes.iter().filter(|c| c.is_due()).map(|c| Write {
+            target: Target::Md {
+                array: a.name.clone(),
+                attr: c.attr,
+            },
+            before: c.before,
+            after: c.after,
+        })
+    });
+    let limits = plan
+        .limits
+        .iter()
+        .filter(|l| l.before != l.after)
+        .map(|l| Write {
+            target: Target::Limit(l.limit),
+            before: Value::Int(l.before),
+            after: Value::Int(l.after),
+        });
+    md.chain(limits).collect()
+}
+
+/// A failed run: what went wrong, what was put back, and what could not be.
+#[derive(Debug)]
+pub struct Failure {
+    pub error: ApplyError,
+    pub rolled_back: Vec<Write>,
+    pub not_restored: Vec<(Write, ApplyError)>,
+}
+
+/// What applying did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Writes that took effect (and stayed, unless `failure` says they were rolled back).
+    pub done: Vec<Write>,
+    pub failure: Option<Failure>,
+}
+
+/// Writes `value` to `target` and checks the kernel kept it.
+pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
+    let path = target.path(root)?;
+    sysfs::write(&path, &value.to_kernel()).map_err(|source| ApplyError::Write {
+        target: target.clone(),
+        value,
+        source,
+    })?;
+    let text = sysfs::read(&path).map_err(|source| ApplyError::ReadBack {
+        target: target.clone(),
+        source,
+    })?;
+    // A value the kernel did not keep (stripe_cache_size after ENOMEM reads back lower) failed.
+    if sysfs::parse_value(target.kind(), &text) != Some(value) {
+        return Err(ApplyError::NotKept {
+            target: target.clone(),
+            wrote: value,
+            kept: text.trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Applies `writes` in order. `save_original` runs before each write (the persistence layer saves
+/// the value for `state: reverted` there); if it fails, nothing more is written.
+pub fn apply(
+    root: &Root,
+    writes: Vec<Write>,
+    save_original: &mut dyn FnMut(&Write) -> Result<(), ApplyError>,
+) -> Outcome {
+    let mut outcome = Outcome::default();
+    for w in writes {
+        if let Err(error) = save_original(&w).and_then(|()| write_checked(root, &w.target, w.after))
+        {
+            // A write that failed may still have changed the value (a partial store): restore it too.
+            let mut undo = outcome.done.clone();
+            if !matches!(
+                error,
+                ApplyError::Escape { .. } | ApplyError::SaveOriginal { .. }
+            ) {
+                undo.push(w);
+            }
+            outcome.failure = Some(rollback(root, undo, error));
+            return outcome;
+        }
+        outcome.done.push(w);
+    }
+    outcome
+}
+
+/// Restores `done`, newest first.
+fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
+    let mut failure = Failure {
+        error,
+        rolled_back: Vec::new(),
+        not_restored: Vec::new(),
+    };
+    for w in done.into_iter().rev() {
+        // The write that failed may have left the value untouched; then there is nothing to undo.
+        let live = w
+            .target
+            .path(root)
+            .ok()
+            .and_then(|p| sysfs::read(&p).ok())
+            .and_then(|t| sysfs::parse_value(w.target.kind(), &t));
+        if live == Some(w.before) {
+            continue;
+        }
+        match write_checked(root, &w.target, w.before) {
+            Ok(()) => failure.rolled_back.push(w),
+            Err(e) => failure.not_restored.push((w, e)),
+        }
+    }
+    failure
+}
+
+/// The host-wide lock: one run at a time. Released when dropped.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
+pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
+    let run = root.run();
+    let path = run.join("mdtune.lock");
+    let err = |source| ApplyError::Lock {
+        path: path.display().to_string(),
+        source,
+    };
+    fs::create_dir_all(&run).map_err(err)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(err)?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock { _file: file }),
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
+                sleep(Duration::from_millis(20));
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(ApplyError::LockTimeout {
+                    path: path.display().to_string(),
+                    waited: start.elapsed().as_secs_f64(),
+                })
+            }
+            Err(TryLockError::Error(e)) => return Err(err(e)),
+        }
+    }
+}

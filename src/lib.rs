@@ -1,0 +1,17 @@
+//! mdtune: idempotent tuning of Linux md RAID for configuration tools.
+//!
+//! A run flows one way, one module per step:
+//! input JSON → [`spec`] (validated desired state) → [`inventory`] (the live host, read only) →
+//! [`plan`] (pure: every setting's before, after and reason) → [`apply`] (writes, read-back,
+//! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
+//! [`persist`] keeps the desired state across reboots and restores saved originals; [`run`] is
+//! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`].
+
+pub mod apply;
+pub mod inventory;
+pub mod persist;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod spec;
+pub mod sysfs;

@@ -1,0 +1,742 @@
+//! The plan: for every selected array and every managed setting, the value in force, the value
+//! wanted and where the wish came from. Pure: it reads a [`Spec`] and an [`Inventory`] and touches
+//! nothing, so every rule of the contract about selection, precedence, skipping and the `auto`
+//! thread policy is tested here without a filesystem.
+//!
+//! Rules applied here (contract section 2): entries select arrays by kernel name, glob, mdadm name
+//! or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
+//! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
+//! came from a glob or the policy, and is an error when an exact entry asked for it.
+
+use crate::inventory::{Array, Inventory, Member};
+use crate::spec::{AutoParams, Combine, Entry, NameSelector, Spec, Want, MAX_THREADS};
+use crate::sysfs::{Attr, SpeedLimit, Value};
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("{key}: {value} matches no md array on this host (arrays: {known})")]
+    NoMatch {
+        key: String,
+        value: String,
+        known: String,
+    },
+    #[error("{key}: cannot set {attr} on {reason}")]
+    NotAvailable {
+        key: String,
+        attr: Attr,
+        reason: String,
+    },
+    #[error("{key}: {value} exceeds {array}'s stripe_cache_size; allowed 0..{cache}")]
+    AboveStripeCache {
+        key: String,
+        value: u64,
+        array: String,
+        cache: u64,
+    },
+    #[error("{limit} cannot be planned: the kernel's value was not read")]
+    LimitUnread { limit: &'static str },
+}
+
+/// Where a desired value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `group_thread_cnt` computed from the members' hardware queues.
+    Auto,
+    /// A fixed or off `thread_policy`.
+    ThreadPolicy,
+    /// An element of `arrays`.
+    Entry(usize),
+    /// An original saved before the first change (`state: reverted`).
+    Saved,
+}
+
+impl Serialize for Source {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Source::Auto => s.serialize_str("auto"),
+            Source::ThreadPolicy => s.serialize_str("thread_policy"),
+            Source::Entry(i) => s.serialize_str(&format!("arrays[{i}]")),
+            Source::Saved => s.serialize_str("saved"),
+        }
+    }
+}
+
+/// One managed setting of one array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub attr: Attr,
+    pub before: Value,
+    pub after: Value,
+    pub source: Source,
+}
+
+impl Change {
+    /// True if and only if the live value differs from the wanted one.
+    pub fn is_due(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// A setting that was asked for (by a glob or the policy) but that this array cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Skip {
+    pub setting: Attr,
+    pub reason: String,
+    pub source: Source,
+}
+
+impl Serialize for Attr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayPlan {
+    /// Index into [`Inventory::arrays`].
+    pub array: usize,
+    pub name: String,
+    /// The members' queues combined as the policy says, when every member's are known.
+    pub hw_queues: Option<u64>,
+    /// In write order.
+    pub changes: Vec<Change>,
+    pub skipped: Vec<Skip>,
+}
+
+impl ArrayPlan {
+    pub fn is_compliant(&self) -> bool {
+        !self.changes.iter().any(Change::is_due)
+    }
+}
+
+/// A system-wide speed limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitChange {
+    pub limit: SpeedLimit,
+    pub before: u64,
+    pub after: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub arrays: Vec<ArrayPlan>,
+    pub limits: Vec<LimitChange>,
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    pub fn is_compliant(&self) -> bool {
+        self.arrays.iter().all(ArrayPlan::is_compliant)
+            && self.limits.iter().all(|l| l.before == l.after)
+    }
+}
+
+/// What an array should get for one setting, and whether the entry that asked named it exactly.
+#[derive(Clone, Copy)]
+struct Wish {
+    want: Want,
+    source: Source,
+    exact: bool,
+}
+
+/// Computes the plan. Errors are the input's fault on this host: nothing has been written.
+pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
+    let mut plan = Plan::default();
+    // Selected arrays (by inventory index) and what each entry wished for them, later entries last.
+    let mut wishes: BTreeMap<usize, BTreeMap<Attr, Wish>> = BTreeMap::new();
+    for entry in &spec.arrays {
+        let matched = match select(entry, inv, &mut plan.warnings) {
+            // Under udev only one array is read: entries naming others are not errors.
+            Err(PlanError::NoMatch { .. }) if spec.only.is_some() => Vec::new(),
+            other => other?,
+        };
+        for i in matched {
+            let w = wishes.entry(i).or_default();
+            for (&attr, &want) in &entry.settings {
+                w.insert(
+                    attr,
+                    Wish {
+                        want,
+                        source: Source::Entry(entry.index),
+                        exact: entry.is_exact(),
+                    },
+                );
+            }
+        }
+    }
+    for (i, mut wish) in wishes {
+        let array = &inv.arrays[i];
+        wish.entry(Attr::GroupThreadCnt).or_insert(Wish {
+            want: spec.thread_policy.want,
+            source: Source::ThreadPolicy,
+            exact: false,
+        });
+        // An entry's "auto" takes min/max/combine from the thread policy object too.
+        let auto = &spec.thread_policy.auto;
+        plan.arrays.push(plan_array(
+            i,
+            array,
+            &wish,
+            auto,
+            inv.online_cpus,
+            &mut plan.warnings,
+        )?);
+    }
+    for (&limit, &after) in &spec.speed_limits {
+        let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
+            limit: limit.name(),
+        })?;
+        plan.limits.push(LimitChange {
+            limit,
+            before,
+            after,
+        });
+    }
+    Ok(plan)
+}
+
+/// The arrays an entry selects, as inventory indices.
+fn select(
+    entry: &Entry,
+    inv: &Inventory,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<usize>, PlanError> {
+    let by_name = |a: &Array| match &entry.name {
+        None => true,
+        Some(NameSelector::Glob(p)) => p.matches(&a.name),
+        Some(NameSelector::Exact(n)) => {
+            a.name == *n || (!inv.arrays.iter().any(|b| b.name == *n) && a.devnames.contains(n))
+        }
+        Some(NameSelector::DevMd(n)) => a.devnames.contains(n),
+    };
+    let by_uuid = |a: &Array| entry.uuid.is_none() || a.uuid == entry.uuid;
+    let matched: Vec<usize> = (0..inv.arrays.len())
+        .filter(|&i| by_name(&inv.arrays[i]) && by_uuid(&inv.arrays[i]))
+        .collect();
+    if matched.is_empty() {
+        let key = format!("arrays[{}]", entry.index);
+        let (what, value) = match (&entry.name, &entry.uuid) {
+            (Some(NameSelector::Glob(p)), _) => {
+                warnings.push(format!("{key}.name: glob \"{p}\" matches no md array"));
+                return Ok(matched);
+            }
+            (Some(NameSelector::Exact(n) | NameSelector::DevMd(n)), None) => {
+                ("name", format!("\"{n}\""))
+            }
+            (None, Some(u)) => ("uuid", format!("\"{u}\"")),
+            (Some(NameSelector::Exact(n) | NameSelector::DevMd(n)), Some(u)) => {
+                ("name", format!("\"{n}\" with uuid \"{u}\""))
+            }
+            (None, None) => ("name", "nothing".to_string()),
+        };
+        let known: Vec<&str> = inv.arrays.iter().map(|a| a.name.as_str()).collect();
+        return Err(PlanError::NoMatch {
+            key: format!("{key}.{what}"),
+            value,
+            known: if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            },
+        });
+    }
+    Ok(matched)
+}
+
+fn plan_array(
+    index: usize,
+    array: &Array,
+    wish: &BTreeMap<Attr, Wish>,
+    auto: &AutoParams,
+    cpus: Option<u64>,
+    warnings: &mut Vec<String>,
+) -> Result<ArrayPlan, PlanError> {
+    let threads = auto_threads(&array.members, auto, cpus);
+    let mut ap = ArrayPlan {
+        array: index,
+        name: array.name.clone(),
+        hw_queues: threads.as_ref().ok().map(|t| t.0),
+        changes: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for (&attr, w) in wish {
+        let key = match w.source {
+            Source::Entry(i) => format!("arrays[{i}].{attr}"),
+            Source::Auto | Source::ThreadPolicy | Source::Saved => "thread_policy".to_string(),
+        };
+        let Some(&before) = array.values.get(&attr) else {
+            let reason = array.lacks(attr.family());
+            if w.exact && matches!(w.source, Source::Entry(_)) {
+                return Err(PlanError::NotAvailable { key, attr, reason });
+            }
+            ap.skipped.push(Skip {
+                setting: attr,
+                reason,
+                source: w.source,
+            });
+            continue;
+        };
+        let (after, source) = match w.want {
+            Want::Value(v) => (v, w.source),
+            Want::Auto => match &threads {
+                Ok((_, t)) => (Value::Int(*t), Source::Auto),
+                Err(why) => {
+                    warnings.push(format!("{}: {attr} left unchanged: {why}", array.name));
+                    ap.skipped.push(Skip {
+                        setting: attr,
+                        reason: why.clone(),
+                        source: Source::Auto,
+                    });
+                    continue;
+                }
+            },
+        };
+        ap.changes.push(Change {
+            attr,
+            before,
+            after,
+            source,
+        });
+    }
+    // The kernel refuses a preread_bypass_threshold above the stripe cache size (EINVAL).
+    let cache = ap
+        .changes
+        .iter()
+        .find(|c| c.attr == Attr::StripeCacheSize)
+        .map(|c| c.after)
+        .or_else(|| array.values.get(&Attr::StripeCacheSize).copied());
+    if let (Some(c), Some(Value::Int(cache))) = (
+        ap.changes
+            .iter()
+            .find(|c| c.attr == Attr::PrereadBypassThreshold),
+        cache,
+    ) {
+        if let (Value::Int(v), Source::Entry(i)) = (c.after, c.source) {
+            if v > cache && c.is_due() {
+                return Err(PlanError::AboveStripeCache {
+                    key: format!("arrays[{i}].preread_bypass_threshold"),
+                    value: v,
+                    array: array.name.clone(),
+                    cache,
+                });
+            }
+        }
+    }
+    Ok(ap)
+}
+
+/// The `auto` thread count for an array: `(combined queues, threads)`, or why it cannot be known.
+///
+/// One queue or fewer gives 0 (a single-queue device gains nothing from more threads); otherwise
+/// the combined count clamped to `min..max`, where `max` defaults to the online CPUs, and never
+/// above the kernel's 8192.
+pub fn auto_threads(
+    members: &[Member],
+    params: &AutoParams,
+    cpus: Option<u64>,
+) -> Result<(u64, u64), String> {
+    if members.is_empty() {
+        return Err("the array has no members to count hardware queues on".into());
+    }
+    let mut counts = Vec::with_capacity(members.len());
+    for m in members {
+        match m.hw_queues {
+            Some(q) => counts.push(q),
+            None => {
+                return Err(format!(
+                    "hardware queues unknown for member {}: {}",
+                    m.name,
+                    m.problem.as_deref().unwrap_or("not found")
+                ))
+            }
+        }
+    }
+    let queues = match params.combine {
+        Combine::Min => counts.iter().min(),
+        Combine::Max => counts.iter().max(),
+    }
+    .copied()
+    .unwrap_or(0);
+    if queues <= 1 {
+        return Ok((queues, 0));
+    }
+    let mut threads = queues;
+    if let Some(max) = params.max.or(cpus) {
+        threads = threads.min(max);
+    }
+    if let Some(min) = params.min {
+        threads = threads.max(min);
+    }
+    Ok((queues, threads.min(MAX_THREADS)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::Sync;
+    use serde_json::json;
+
+    fn member(name: &str, q: Option<u64>) -> Member {
+        Member {
+            name: name.into(),
+            device: Some(name.into()),
+            hw_queues: q,
+            paths: vec![],
+            problem: q.is_none().then(|| "no mq/".to_string()),
+        }
+    }
+
+    fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
+        let mut values = BTreeMap::new();
+        let redundant = level != "raid0";
+        let raid456 = matches!(level, "raid4" | "raid5" | "raid6");
+        if raid456 {
+            values.insert(Attr::GroupThreadCnt, Value::Int(0));
+            values.insert(Attr::StripeCacheSize, Value::Int(256));
+            values.insert(Attr::PrereadBypassThreshold, Value::Int(1));
+            values.insert(Attr::SkipCopy, Value::Bool(false));
+        }
+        if redundant {
+            values.insert(Attr::SyncSpeedMin, Value::System);
+            values.insert(Attr::SyncSpeedMax, Value::System);
+            values.insert(Attr::SyncForceParallel, Value::Bool(false));
+        }
+        let n: u32 = name.trim_start_matches("md").parse().unwrap_or(99);
+        Array {
+            name: name.into(),
+            devnames: vec![format!("data{n}")],
+            uuid: Some(format!("{n:08x}e5f60718293a4b5c6d7e8f90")),
+            level: level.into(),
+            array_state: "clean".into(),
+            metadata_version: "1.2".into(),
+            members: queues
+                .iter()
+                .enumerate()
+                .map(|(i, q)| member(&format!("{name}-m{i}"), *q))
+                .collect(),
+            sync: redundant.then(|| Sync {
+                action: "idle".into(),
+                completed: None,
+                speed_kib_s: None,
+            }),
+            values,
+        }
+    }
+
+    fn host(arrays: Vec<Array>) -> Inventory {
+        let mut inv = Inventory {
+            arrays,
+            online_cpus: Some(32),
+            ..Inventory::default()
+        };
+        inv.speed_limits.insert(SpeedLimit::Min, 1000);
+        inv.speed_limits.insert(SpeedLimit::Max, 200000);
+        inv
+    }
+
+    fn run(input: serde_json::Value, inv: &Inventory) -> Result<Plan, PlanError> {
+        plan(&Spec::from_json(&input.to_string()).unwrap(), inv)
+    }
+
+    fn change(p: &Plan, array: &str, attr: Attr) -> Option<Change> {
+        p.arrays
+            .iter()
+            .find(|a| a.name == array)?
+            .changes
+            .iter()
+            .find(|c| c.attr == attr)
+            .copied()
+    }
+
+    #[test]
+    fn auto_gives_the_member_queue_count() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8); 4])]);
+        let p = run(json!({}), &inv).unwrap();
+        let c = change(&p, "md0", Attr::GroupThreadCnt).unwrap();
+        assert_eq!(
+            (c.before, c.after, c.source),
+            (Value::Int(0), Value::Int(8), Source::Auto)
+        );
+        assert_eq!(p.arrays[0].hw_queues, Some(8));
+        assert!(!p.is_compliant());
+    }
+
+    #[test]
+    fn auto_gives_zero_for_single_queue_members() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(1); 3])]);
+        let c = change(&run(json!({}), &inv).unwrap(), "md0", Attr::GroupThreadCnt).unwrap();
+        assert_eq!(c.after, Value::Int(0));
+        assert!(!c.is_due());
+    }
+
+    #[test]
+    fn auto_combines_members_by_min_unless_told_max() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(4), Some(16)])]);
+        let c = change(&run(json!({}), &inv).unwrap(), "md0", Attr::GroupThreadCnt).unwrap();
+        assert_eq!(c.after, Value::Int(4));
+        let p = run(json!({"thread_policy": {"combine": "max"}}), &inv).unwrap();
+        assert_eq!(
+            change(&p, "md0", Attr::GroupThreadCnt).unwrap().after,
+            Value::Int(16)
+        );
+    }
+
+    #[test]
+    fn auto_is_clamped_to_min_max_and_online_cpus() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(64); 2])]);
+        let t = |input| {
+            change(&run(input, &inv).unwrap(), "md0", Attr::GroupThreadCnt)
+                .unwrap()
+                .after
+        };
+        assert_eq!(t(json!({})), Value::Int(32), "max defaults to online CPUs");
+        assert_eq!(t(json!({"thread_policy": {"max": 12}})), Value::Int(12));
+        assert_eq!(t(json!({"thread_policy": {"max": 100}})), Value::Int(64));
+        let few = host(vec![raid("md0", "raid5", &[Some(2); 2])]);
+        let p = run(json!({"thread_policy": {"min": 6}}), &few).unwrap();
+        assert_eq!(
+            change(&p, "md0", Attr::GroupThreadCnt).unwrap().after,
+            Value::Int(6)
+        );
+        let params = AutoParams {
+            min: None,
+            max: Some(9000),
+            combine: Combine::Min,
+        };
+        assert_eq!(
+            auto_threads(&[member("a", Some(10000))], &params, None),
+            Ok((10000, 8192))
+        );
+    }
+
+    #[test]
+    fn unknown_member_queues_leave_threads_unchanged_with_a_warning() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), None])]);
+        let p = run(json!({}), &inv).unwrap();
+        assert!(change(&p, "md0", Attr::GroupThreadCnt).is_none());
+        assert_eq!(p.arrays[0].skipped[0].setting, Attr::GroupThreadCnt);
+        assert!(p.warnings[0].contains("md0-m1"), "{:?}", p.warnings);
+        assert_eq!(p.arrays[0].hw_queues, None);
+    }
+
+    #[test]
+    fn fixed_and_off_policies_ignore_queues() {
+        let inv = host(vec![raid("md0", "raid5", &[None])]);
+        let p = run(json!({"thread_policy": 6}), &inv).unwrap();
+        let c = change(&p, "md0", Attr::GroupThreadCnt).unwrap();
+        assert_eq!((c.after, c.source), (Value::Int(6), Source::ThreadPolicy));
+        let p = run(json!({"thread_policy": "off"}), &inv).unwrap();
+        assert_eq!(
+            change(&p, "md0", Attr::GroupThreadCnt).unwrap().after,
+            Value::Int(0)
+        );
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn later_entry_wins_per_setting() {
+        let inv = host(vec![
+            raid("md0", "raid5", &[Some(8)]),
+            raid("md1", "raid5", &[Some(8)]),
+        ]);
+        let p = run(
+            json!({"arrays": [
+                {"name": "md*", "stripe_cache_size": 1024, "skip_copy": true},
+                {"name": "md1", "stripe_cache_size": 4096, "group_thread_cnt": 2}]}),
+            &inv,
+        )
+        .unwrap();
+        assert_eq!(
+            change(&p, "md0", Attr::StripeCacheSize).unwrap().after,
+            Value::Int(1024)
+        );
+        let c = change(&p, "md1", Attr::StripeCacheSize).unwrap();
+        assert_eq!((c.after, c.source), (Value::Int(4096), Source::Entry(1)));
+        assert_eq!(
+            change(&p, "md1", Attr::SkipCopy).unwrap().after,
+            Value::Bool(true)
+        );
+        assert_eq!(
+            change(&p, "md1", Attr::GroupThreadCnt).unwrap().after,
+            Value::Int(2)
+        );
+        assert_eq!(
+            change(&p, "md0", Attr::GroupThreadCnt).unwrap().source,
+            Source::Auto
+        );
+    }
+
+    #[test]
+    fn raid456_settings_by_glob_are_skipped_on_raid10() {
+        let inv = host(vec![raid("md1", "raid10", &[Some(4)])]);
+        let p = run(
+            json!({"arrays": [{"name": "md*", "stripe_cache_size": 512, "sync_speed_max": 50000}]}),
+            &inv,
+        )
+        .unwrap();
+        let a = &p.arrays[0];
+        let skipped: Vec<Attr> = a.skipped.iter().map(|s| s.setting).collect();
+        assert_eq!(skipped, [Attr::GroupThreadCnt, Attr::StripeCacheSize]);
+        assert!(
+            a.skipped[1].reason.contains("raid10"),
+            "{}",
+            a.skipped[1].reason
+        );
+        assert_eq!(
+            change(&p, "md1", Attr::SyncSpeedMax).unwrap().after,
+            Value::Int(50000)
+        );
+    }
+
+    #[test]
+    fn raid456_setting_by_exact_name_on_raid10_fails() {
+        let inv = host(vec![raid("md1", "raid10", &[Some(4)])]);
+        let e = run(
+            json!({"arrays": [{"name": "md1", "stripe_cache_size": 512}]}),
+            &inv,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "arrays[0].stripe_cache_size: cannot set stripe_cache_size on md1 is raid10; only raid4/5/6 arrays have it"
+        );
+    }
+
+    #[test]
+    fn exact_name_or_uuid_matching_nothing_fails_and_glob_warns() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
+        let e = run(json!({"arrays": [{"name": "md9"}]}), &inv).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("arrays[0].name: \"md9\" matches no md array"),
+            "{e}"
+        );
+        let e = run(
+            json!({"arrays": [{"uuid": "ffffffff:e5f60718:293a4b5c:6d7e8f90"}]}),
+            &inv,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("arrays[0].uuid:"), "{e}");
+        let p = run(json!({"arrays": [{"name": "md9*"}]}), &inv).unwrap();
+        assert!(p.arrays.is_empty());
+        assert!(p.warnings[0].contains("md9*"));
+    }
+
+    #[test]
+    fn selectors_resolve_mdadm_names_and_both_uuid_forms() {
+        let inv = host(vec![
+            raid("md0", "raid5", &[Some(8)]),
+            raid("md1", "raid5", &[Some(8)]),
+        ]);
+        let names = |input| -> Vec<String> {
+            run(input, &inv)
+                .unwrap()
+                .arrays
+                .into_iter()
+                .map(|a| a.name)
+                .collect()
+        };
+        assert_eq!(names(json!({"arrays": [{"name": "data1"}]})), ["md1"]);
+        assert_eq!(
+            names(json!({"arrays": [{"name": "/dev/md/data0"}]})),
+            ["md0"]
+        );
+        assert_eq!(
+            names(json!({"arrays": [{"uuid": "00000001:e5f60718:293a4b5c:6d7e8f90"}]})),
+            ["md1"]
+        );
+        assert_eq!(
+            names(json!({"arrays": [{"uuid": "00000000-e5f6-0718-293a-4b5c6d7e8f90"}]})),
+            ["md0"]
+        );
+        assert_eq!(
+            names(
+                json!({"arrays": [{"name": "md1", "uuid": "00000001:e5f60718:293a4b5c:6d7e8f90"}]})
+            ),
+            ["md1"]
+        );
+        assert!(run(
+            json!({"arrays": [{"name": "md0", "uuid": "00000001:e5f60718:293a4b5c:6d7e8f90"}]}),
+            &inv
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn preread_above_the_stripe_cache_fails_unless_the_cache_grows_first() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
+        let e = run(
+            json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 300}]}),
+            &inv,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("allowed 0..256"), "{e}");
+        let p = run(
+            json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 300, "stripe_cache_size": 512}]}),
+            &inv,
+        )
+        .unwrap();
+        let order: Vec<Attr> = p.arrays[0].changes.iter().map(|c| c.attr).collect();
+        assert_eq!(
+            order,
+            [
+                Attr::GroupThreadCnt,
+                Attr::StripeCacheSize,
+                Attr::PrereadBypassThreshold
+            ]
+        );
+    }
+
+    #[test]
+    fn sync_speed_compares_both_number_and_suffix() {
+        let mut a = raid("md1", "raid10", &[Some(4)]);
+        a.values.insert(Attr::SyncSpeedMax, Value::Int(50000));
+        let inv = host(vec![a]);
+        let due = |v: serde_json::Value| {
+            change(
+                &run(
+                    json!({"arrays": [{"name": "md1", "sync_speed_max": v}]}),
+                    &inv,
+                )
+                .unwrap(),
+                "md1",
+                Attr::SyncSpeedMax,
+            )
+            .unwrap()
+            .is_due()
+        };
+        assert!(!due(json!(50000)));
+        assert!(due(json!(60000)));
+        assert!(due(json!("system")));
+    }
+
+    #[test]
+    fn inactive_arrays_and_containers_are_skipped_with_a_reason() {
+        let mut c = raid("md126", "", &[Some(1)]);
+        c.values.clear();
+        c.array_state = "inactive".into();
+        c.metadata_version = "external:imsm".into();
+        let p = run(json!({}), &host(vec![c])).unwrap();
+        assert!(p.arrays[0].skipped[0]
+            .reason
+            .contains("external:imsm container"));
+        assert!(p.arrays[0].is_compliant());
+    }
+
+    #[test]
+    fn system_limits_are_planned_from_the_live_values() {
+        let p = run(
+            json!({"speed_limit_max": 500000, "speed_limit_min": 1000}),
+            &host(vec![]),
+        )
+        .unwrap();
+        assert_eq!(p.limits.len(), 2);
+        assert!(!p.is_compliant());
+        assert!(p
+            .limits
+            .iter()
+            .any(|l| l.limit == SpeedLimit::Min && l.before == l.after));
+    }
+}

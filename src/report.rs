@@ -1,0 +1,295 @@
+//! The report: the one JSON object a run prints (contract section 3), built from the inventory,
+//! the plan and what applying did. Ansible reads it as a module result; the Salt wrappers
+//! translate it into state changes. Pure: building a report touches nothing.
+//!
+//! Meaning of `after` per setting: in check mode and `query`, the value the desired state wants;
+//! in a real run, the value in place when the run ended (the old one again after a rollback).
+
+use crate::apply::{Outcome, Target, Write};
+use crate::inventory::{Inventory, Member, Sync};
+use crate::plan::{Plan, Skip, Source};
+use crate::spec::{Spec, State};
+use crate::sysfs::Value;
+use serde::Serialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Setting {
+    pub before: Value,
+    pub after: Value,
+    pub changed: bool,
+    /// Whether the live value already matched the desired one when the run started.
+    pub compliant: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayReport {
+    pub name: String,
+    pub devname: Option<String>,
+    pub uuid: Option<String>,
+    pub level: String,
+    pub array_state: String,
+    pub members: Vec<Member>,
+    pub hw_queues: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<Sync>,
+    pub settings: BTreeMap<&'static str, Setting>,
+    pub skipped: Vec<Skip>,
+    pub compliant: bool,
+}
+
+/// Files `persist` wrote or would write.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Persist {
+    pub changed: bool,
+    pub files: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Diff {
+    pub before_header: String,
+    pub after_header: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// A value put back by a rollback or a revert.
+#[derive(Clone, Debug, Serialize)]
+pub struct Restored {
+    pub target: String,
+    pub setting: String,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub changed: bool,
+    pub failed: bool,
+    pub msg: String,
+    pub state: &'static str,
+    pub check_mode: bool,
+    pub compliant: bool,
+    pub arrays: Vec<ArrayReport>,
+    pub system: BTreeMap<&'static str, Setting>,
+    pub persist: Persist,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Vec<Diff>>,
+    pub warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolled_back: Option<Vec<Restored>>,
+    /// After a failed rollback: what is still changed, with the error that kept it so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_restored: Option<Vec<String>>,
+}
+
+impl Report {
+    pub fn to_json(&self) -> Json {
+        serde_json::to_value(self)
+            .unwrap_or_else(|e| failure(&format!("cannot encode the report: {e}")))
+    }
+}
+
+/// The whole result of a run that failed before it could plan.
+pub fn failure(msg: &str) -> Json {
+    serde_json::json!({"changed": false, "failed": true, "msg": msg, "warnings": []})
+}
+
+fn restored(w: &Write) -> Restored {
+    let (target, setting) = match &w.target {
+        Target::Md { array, attr } => (array.clone(), attr.name().to_string()),
+        Target::Limit(l) => ("system".to_string(), l.name().to_string()),
+    };
+    Restored {
+        target,
+        setting,
+        value: w.before,
+    }
+}
+
+/// Builds the report of a `present` or `query` run.
+pub fn build(
+    spec: &Spec,
+    inv: &Inventory,
+    plan: &Plan,
+    outcome: &Outcome,
+    persist: Persist,
+) -> Report {
+    let real_run = spec.state != State::Query && !spec.check_mode;
+    // Where each write ended: in place (changed) or put back.
+    let in_place = |t: &Target| -> Option<bool> {
+        let f = outcome.failure.as_ref();
+        if f.is_some_and(|f| f.not_restored.iter().any(|(w, _)| w.target == *t)) {
+            return Some(true);
+        }
+        if f.is_some_and(|f| f.rolled_back.iter().any(|w| w.target == *t)) {
+            return Some(false);
+        }
+        outcome
+            .done
+            .iter()
+            .any(|w| w.target == *t)
+            .then_some(f.is_none())
+    };
+    let setting = |t: Target, before: Value, after: Value, source: Option<Source>| -> Setting {
+        let due = before != after;
+        let (after, changed) = if !real_run {
+            (after, due && spec.state != State::Query)
+        } else {
+            match in_place(&t) {
+                Some(true) => (after, true),
+                _ if outcome.failure.is_some() => (before, false),
+                _ => (after, false),
+            }
+        };
+        Setting {
+            before,
+            after,
+            changed,
+            compliant: !due,
+            source,
+        }
+    };
+
+    let mut arrays = Vec::new();
+    let mut diff = Vec::new();
+    let mut msgs = Vec::new();
+    for ap in &plan.arrays {
+        let a = &inv.arrays[ap.array];
+        let mut settings = BTreeMap::new();
+        let (mut was, mut will, mut said) = (String::new(), String::new(), Vec::new());
+        for c in &ap.changes {
+            let t = Target::Md {
+                array: a.name.clone(),
+                attr: c.attr,
+            };
+            settings.insert(c.attr.name(), setting(t, c.before, c.after, Some(c.source)));
+            was.push_str(&format!("{}: {}\n", c.attr, c.before));
+            will.push_str(&format!("{}: {}\n", c.attr, c.after));
+            if c.is_due() {
+                said.push(format!("{} {} -> {}", c.attr, c.before, c.after));
+            }
+        }
+        msgs.push(format!(
+            "{}: {}",
+            a.name,
+            if said.is_empty() {
+                "unchanged".to_string()
+            } else {
+                said.join(", ")
+            }
+        ));
+        if !ap.is_compliant() {
+            diff.push(Diff {
+                before_header: a.name.clone(),
+                after_header: a.name.clone(),
+                before: was,
+                after: will,
+            });
+        }
+        arrays.push(ArrayReport {
+            name: a.name.clone(),
+            devname: a.devnames.first().cloned(),
+            uuid: a.mdadm_uuid(),
+            level: a.level.clone(),
+            array_state: a.array_state.clone(),
+            members: a.members.clone(),
+            hw_queues: ap.hw_queues,
+            sync: a.sync.clone(),
+            settings,
+            skipped: ap.skipped.clone(),
+            compliant: ap.is_compliant(),
+        });
+    }
+    let mut system = BTreeMap::new();
+    let (mut was, mut will, mut said) = (String::new(), String::new(), Vec::new());
+    for l in &plan.limits {
+        let (b, a) = (Value::Int(l.before), Value::Int(l.after));
+        system.insert(l.limit.name(), setting(Target::Limit(l.limit), b, a, None));
+        was.push_str(&format!("{}: {b}\n", l.limit.name()));
+        will.push_str(&format!("{}: {a}\n", l.limit.name()));
+        if b != a {
+            said.push(format!("{} {b} -> {a}", l.limit.name()));
+        }
+    }
+    if !plan.limits.is_empty() {
+        msgs.push(format!(
+            "system: {}",
+            if said.is_empty() {
+                "unchanged".to_string()
+            } else {
+                said.join(", ")
+            }
+        ));
+        if !said.is_empty() {
+            diff.push(Diff {
+                before_header: "system".into(),
+                after_header: "system".into(),
+                before: was,
+                after: will,
+            });
+        }
+    }
+    if msgs.is_empty() {
+        msgs.push("no md arrays selected".into());
+    }
+
+    let compliant = plan.is_compliant();
+    let failed = outcome.failure.is_some();
+    let settings_changed = arrays
+        .iter()
+        .flat_map(|a| a.settings.values())
+        .chain(system.values())
+        .any(|s| s.changed);
+    let mut msg = msgs.join("; ");
+    if spec.state == State::Query {
+        msg = format!(
+            "{}: {msg}",
+            if compliant {
+                "compliant"
+            } else {
+                "not compliant"
+            }
+        );
+    } else if spec.check_mode {
+        msg = format!("check mode: {msg}");
+    }
+    if spec.state == State::Reverted {
+        msg = format!("reverted: {msg}");
+    }
+    let (mut rolled_back, mut not_restored) = (None, None);
+    if let Some(f) = &outcome.failure {
+        msg = format!("{}; nothing else was written", f.error);
+        if !f.rolled_back.is_empty() {
+            let what: Vec<String> = f.rolled_back.iter().map(|w| w.target.to_string()).collect();
+            msg.push_str(&format!("; rolled back: {}", what.join(", ")));
+        }
+        let left: Vec<String> = f
+            .not_restored
+            .iter()
+            .map(|(w, e)| format!("{} is still {} (was {}): {e}", w.target, w.after, w.before))
+            .collect();
+        if !left.is_empty() {
+            msg.push_str(&format!("; NOT RESTORED: {}", left.join("; ")));
+            not_restored = Some(left);
+        }
+        rolled_back = Some(f.rolled_back.iter().map(restored).collect());
+    }
+    Report {
+        changed: settings_changed || persist.changed,
+        failed,
+        msg,
+        state: spec.state.name(),
+        check_mode: spec.check_mode,
+        compliant,
+        arrays,
+        system,
+        persist,
+        diff: spec.diff.then_some(diff),
+        warnings: plan.warnings.clone(),
+        rolled_back,
+        not_restored,
+    }
+}

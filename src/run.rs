@@ -1,0 +1,272 @@
+//! One run, start to end: validate the input, take the lock, read the host, plan, apply (unless
+//! checking or querying), persist or revert, and build the report. Also the `--udev` entry point,
+//! which replays the persisted desired state for one array and logs to syslog, since udev
+//! discards stdout. This is glue: each decision lives in the module named after its step.
+
+use crate::apply::{self, Outcome};
+use crate::inventory::{self, Scope};
+use crate::persist::{self, Originals};
+use crate::plan;
+use crate::report::{self, Persist};
+use crate::spec::{Spec, State};
+use crate::sysfs::Root;
+use serde_json::Value as Json;
+use std::path::Path;
+use std::time::Duration;
+
+/// The exit status: what Salt's `cmd.run` and scripts read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    /// The run failed (`failed: true`): an I/O error, a refused write, a lock timeout.
+    Failed = 1,
+    /// The input cannot be used (`failed: true`); nothing was written.
+    Input = 2,
+}
+
+/// How long a module run waits for another run's lock.
+const LOCK_WAIT: f64 = 30.0;
+/// How long a udev-triggered run waits: udev must not be held up for long.
+const UDEV_LOCK_WAIT: f64 = 10.0;
+
+/// `MDTUNE_LOCK_WAIT` (seconds) overrides the default wait, for tests and slow hosts.
+fn lock_wait(default: f64) -> Duration {
+    let secs = std::env::var("MDTUNE_LOCK_WAIT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(default);
+    Duration::from_secs_f64(secs.min(3600.0))
+}
+
+fn fail(msg: impl ToString, code: Exit) -> (Json, Exit) {
+    (report::failure(&msg.to_string()), code)
+}
+
+/// Runs the module on its JSON input.
+pub fn module(text: &str) -> (Json, Exit) {
+    match Spec::from_json(text) {
+        Ok(spec) => execute(&spec, lock_wait(LOCK_WAIT)),
+        Err(e) => fail(e, Exit::Input),
+    }
+}
+
+/// Runs a validated spec.
+pub fn execute(spec: &Spec, wait: Duration) -> (Json, Exit) {
+    let root = match Root::new(&spec.root) {
+        Ok(r) => r,
+        Err(e) => {
+            return fail(
+                format!("root: {} cannot be used: {e}", spec.root.display()),
+                Exit::Input,
+            )
+        }
+    };
+    let writes = spec.state != State::Query && !spec.check_mode;
+    let _lock = match writes.then(|| apply::lock(&root, wait)).transpose() {
+        Ok(l) => l,
+        Err(e) => return fail(e, Exit::Failed),
+    };
+    match spec.state {
+        State::Reverted => revert(spec, &root),
+        State::Present | State::Query => present(spec, &root),
+    }
+}
+
+fn present(spec: &Spec, root: &Root) -> (Json, Exit) {
+    let scope = Scope {
+        only: spec.only.clone(),
+        speed_limits: spec.speed_limits.keys().copied().collect(),
+    };
+    let inv = match inventory::read(root, &scope) {
+        Ok(i) => i,
+        Err(e) => return fail(e, Exit::Failed),
+    };
+    let plan = match plan::plan(spec, &inv) {
+        Ok(p) => p,
+        Err(e) => return fail(e, Exit::Input),
+    };
+    let real = spec.state == State::Present && !spec.check_mode;
+
+    let files = if spec.persist {
+        match persist::plan_files(root, &spec.persisted) {
+            Ok(f) => f,
+            Err(e) => return fail(e, Exit::Failed),
+        }
+    } else {
+        Vec::new()
+    };
+    let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
+    let mut persisted = Persist {
+        changed: spec.state == State::Present && !due.is_empty(),
+        files: due
+            .iter()
+            .map(|f| persist::display(root, &f.path))
+            .collect(),
+    };
+    // Files first: if one cannot be written, no kernel value has been touched yet.
+    if real {
+        if let Err(e) = persist::write_files(&files) {
+            return fail(e, Exit::Failed);
+        }
+    }
+    let outcome = if real {
+        let mut originals = match Originals::load(root) {
+            Ok(o) => o,
+            Err(e) => {
+                persist::undo_files(&files);
+                return fail(e, Exit::Failed);
+            }
+        };
+        apply::apply(root, apply::writes(&plan), &mut |w| {
+            originals.remember(w, &inv)
+        })
+    } else {
+        Outcome::default()
+    };
+    if outcome.failure.is_some() {
+        // All or nothing: the persisted files go back with the kernel values.
+        persist::undo_files(&files);
+        persisted = Persist::default();
+    }
+    let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
+    if spec.state == State::Query && !due.is_empty() {
+        report.compliant = false;
+    }
+    if let Some(diff) = report.diff.as_mut() {
+        diff.extend(due.iter().map(|f| f.diff(root)));
+    }
+    let code = if report.failed {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    };
+    (report.to_json(), code)
+}
+
+fn revert(spec: &Spec, root: &Root) -> (Json, Exit) {
+    let originals = match Originals::load(root) {
+        Ok(o) => o,
+        Err(e) => return fail(e, Exit::Failed),
+    };
+    let scope = Scope {
+        only: None,
+        speed_limits: originals.limits(),
+    };
+    let inv = match inventory::read(root, &scope) {
+        Ok(i) => i,
+        Err(e) => return fail(e, Exit::Failed),
+    };
+    let plan = originals.revert_plan(&inv);
+    let real = !spec.check_mode;
+    let outcome = if real {
+        apply::apply(root, apply::writes(&plan), &mut |_| Ok(()))
+    } else {
+        Outcome::default()
+    };
+    let mut persisted = Persist::default();
+    if outcome.failure.is_none() {
+        let mut paths = originals.paths();
+        paths.extend(persist::persisted_paths(root));
+        paths.retain(|p| p.symlink_metadata().is_ok());
+        if real {
+            if let Err(e) = persist::remove(&paths) {
+                return fail(e, Exit::Failed);
+            }
+        }
+        persisted.changed = !paths.is_empty();
+        persisted.files = paths.iter().map(|p| persist::display(root, p)).collect();
+    }
+    let report = report::build(spec, &inv, &plan, &outcome, persisted);
+    let code = if report.failed {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    };
+    (report.to_json(), code)
+}
+
+/// `mdtune --udev NAME`: applies the persisted desired state to array NAME only. Quiet on
+/// stdout (udev discards it); a change or a failure goes to the system log. Returns the exit
+/// status: 0 when there is nothing to do or it succeeded.
+pub fn udev(name: &str, root: &Path) -> i32 {
+    let valid = !name.is_empty()
+        && name.len() <= 32
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        syslog::log(
+            root,
+            syslog::ERR,
+            &format!("--udev {name:?}: not an md kernel name"),
+        );
+        return Exit::Input as i32;
+    }
+    let state = Root::new(root)
+        .map_err(|e| e.to_string())
+        .and_then(|r| persist::load_state(&r).map_err(|e| e.to_string()));
+    let text = match state {
+        Ok(Some(t)) => t,
+        Ok(None) => return Exit::Ok as i32,
+        Err(e) => {
+            syslog::log(root, syslog::ERR, &format!("{name}: {e}"));
+            return Exit::Failed as i32;
+        }
+    };
+    let mut spec = match Spec::from_json(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            syslog::log(
+                root,
+                syslog::ERR,
+                &format!("{name}: the persisted state is unusable: {e}"),
+            );
+            return Exit::Input as i32;
+        }
+    };
+    if spec.state != State::Present {
+        return Exit::Ok as i32;
+    }
+    spec.root = root.to_path_buf();
+    spec.only = Some(name.to_string());
+    spec.persist = false;
+    spec.check_mode = false;
+    spec.diff = false;
+    let (json, code) = execute(&spec, lock_wait(UDEV_LOCK_WAIT));
+    let msg = json
+        .get("msg")
+        .and_then(Json::as_str)
+        .unwrap_or("no message");
+    if code != Exit::Ok {
+        syslog::log(root, syslog::ERR, &format!("--udev {name} failed: {msg}"));
+    } else if json.get("changed").and_then(Json::as_bool) == Some(true) {
+        syslog::log(root, syslog::INFO, &format!("--udev {name}: {msg}"));
+    }
+    code as i32
+}
+
+/// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
+/// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run.
+pub mod syslog {
+    use std::fs::OpenOptions;
+    use std::io::Write;
+    use std::os::unix::net::UnixDatagram;
+    use std::path::Path;
+
+    /// Facility daemon (3), severity error (3).
+    pub const ERR: u8 = 3 * 8 + 3;
+    /// Facility daemon (3), severity info (6).
+    pub const INFO: u8 = 3 * 8 + 6;
+
+    pub fn log(root: &Path, priority: u8, msg: &str) {
+        let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
+        if let Ok(sock) = UnixDatagram::unbound() {
+            if sock.send_to(line.as_bytes(), root.join("dev/log")).is_ok() {
+                return;
+            }
+        }
+        // kmsg must exist: never create a file in its place.
+        if let Ok(mut kmsg) = OpenOptions::new().write(true).open(root.join("dev/kmsg")) {
+            let _ = kmsg.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
+        }
+    }
+}

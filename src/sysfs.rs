@@ -1,0 +1,348 @@
+//! Every path mdtune reads or writes, built from one root; the fixed list of md attributes it may
+//! touch; and the parsing and formatting of the values the kernel prints and accepts.
+//!
+//! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
+//! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
+//! chroots run against a fake root. This module does no policy: it does not decide what to write.
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The system root every path is built from (`/` on a real host).
+#[derive(Clone, Debug)]
+pub struct Root {
+    base: PathBuf,
+    /// `base/sys`, canonicalized once: writes to md attributes must resolve below it.
+    sys: PathBuf,
+}
+
+impl Root {
+    /// Opens a root. Fails when the directory does not exist.
+    pub fn new(base: &Path) -> io::Result<Root> {
+        let base = fs::canonicalize(base)?;
+        let sys = fs::canonicalize(base.join("sys")).unwrap_or_else(|_| base.join("sys"));
+        Ok(Root { base, sys })
+    }
+
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// `sys/block`: one entry (a symlink into `../devices/...`) per block device.
+    pub fn block_dir(&self) -> PathBuf {
+        self.sys.join("block")
+    }
+
+    /// `sys/block/<name>`, the device directory of a kernel block device name.
+    pub fn block(&self, name: &str) -> PathBuf {
+        self.block_dir().join(name)
+    }
+
+    /// `sys/block/<name>/md/<attr>`: the one place an md attribute path is made.
+    pub fn md_attr(&self, name: &str, attr: &str) -> PathBuf {
+        self.block(name).join("md").join(attr)
+    }
+
+    /// `proc/sys/dev/raid/<limit>`.
+    pub fn speed_limit(&self, limit: SpeedLimit) -> PathBuf {
+        self.base.join("proc/sys/dev/raid").join(limit.name())
+    }
+
+    pub fn cpus_online(&self) -> PathBuf {
+        self.sys.join("devices/system/cpu/online")
+    }
+
+    /// `dev/md`: udev's `NAME -> ../mdX` links.
+    pub fn dev_md(&self) -> PathBuf {
+        self.base.join("dev/md")
+    }
+
+    /// `dev/disk/by-id`: udev's `md-uuid-<mdadm uuid> -> ../../mdX` links.
+    pub fn dev_by_id(&self) -> PathBuf {
+        self.base.join("dev/disk/by-id")
+    }
+
+    /// `run/`, where the lock lives.
+    pub fn run(&self) -> PathBuf {
+        self.base.join("run")
+    }
+
+    /// `run/mdtune/`: originals saved before the first change, for `state: reverted`.
+    pub fn saved_state(&self) -> PathBuf {
+        self.base.join("run/mdtune")
+    }
+
+    /// `etc/mdtune/`: the persisted desired state.
+    pub fn etc(&self) -> PathBuf {
+        self.base.join("etc/mdtune")
+    }
+
+    /// `etc/udev/rules.d/<file>`.
+    pub fn udev_rule(&self, file: &str) -> PathBuf {
+        self.base.join("etc/udev/rules.d").join(file)
+    }
+
+    /// `usr/local/sbin/mdtune`.
+    pub fn installed_binary(&self) -> PathBuf {
+        self.base.join("usr/local/sbin/mdtune")
+    }
+
+    /// Resolves every link in `path` and returns the result only when it stays inside `sys/`.
+    /// Returns `None` for a path that does not exist or that escapes the root's `sys/`.
+    pub fn confine(&self, path: &Path) -> Option<PathBuf> {
+        let real = fs::canonicalize(path).ok()?;
+        real.starts_with(&self.sys).then_some(real)
+    }
+
+    /// Like [`Root::confine`], for paths that must stay inside the root as a whole.
+    pub fn confine_to_root(&self, path: &Path) -> Option<PathBuf> {
+        let real = fs::canonicalize(path).ok()?;
+        real.starts_with(&self.base).then_some(real)
+    }
+}
+
+/// The system-wide resync limits in `/proc/sys/dev/raid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SpeedLimit {
+    Min,
+    Max,
+}
+
+impl SpeedLimit {
+    pub const ALL: [SpeedLimit; 2] = [SpeedLimit::Min, SpeedLimit::Max];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SpeedLimit::Min => "speed_limit_min",
+            SpeedLimit::Max => "speed_limit_max",
+        }
+    }
+}
+
+/// Which arrays have an attribute: the kernel creates the files only for these levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// raid4/5/6 only (the raid456 personality).
+    Raid456,
+    /// Every redundant level: raid1/4/5/6/10.
+    Redundant,
+}
+
+/// How an attribute's value is printed and parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Bool,
+    /// `sync_speed_*`: a number with a `(system)` or `(local)` suffix.
+    SyncSpeed,
+}
+
+/// The md attributes mdtune may write. Nothing outside this list is ever opened for writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Attr {
+    GroupThreadCnt,
+    StripeCacheSize,
+    PrereadBypassThreshold,
+    SkipCopy,
+    SyncSpeedMin,
+    SyncSpeedMax,
+    SyncForceParallel,
+}
+
+impl Attr {
+    /// Every attribute, in the order writes happen: `stripe_cache_size` before
+    /// `preread_bypass_threshold`, which the kernel caps at the stripe cache size.
+    pub const ALL: [Attr; 7] = [
+        Attr::GroupThreadCnt,
+        Attr::StripeCacheSize,
+        Attr::PrereadBypassThreshold,
+        Attr::SkipCopy,
+        Attr::SyncSpeedMin,
+        Attr::SyncSpeedMax,
+        Attr::SyncForceParallel,
+    ];
+
+    /// The file name under `md/`, which is also the input and output key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Attr::GroupThreadCnt => "group_thread_cnt",
+            Attr::StripeCacheSize => "stripe_cache_size",
+            Attr::PrereadBypassThreshold => "preread_bypass_threshold",
+            Attr::SkipCopy => "skip_copy",
+            Attr::SyncSpeedMin => "sync_speed_min",
+            Attr::SyncSpeedMax => "sync_speed_max",
+            Attr::SyncForceParallel => "sync_force_parallel",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Attr> {
+        Attr::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Attr::GroupThreadCnt
+            | Attr::StripeCacheSize
+            | Attr::PrereadBypassThreshold
+            | Attr::SkipCopy => Family::Raid456,
+            Attr::SyncSpeedMin | Attr::SyncSpeedMax | Attr::SyncForceParallel => Family::Redundant,
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Attr::SkipCopy | Attr::SyncForceParallel => Kind::Bool,
+            Attr::SyncSpeedMin | Attr::SyncSpeedMax => Kind::SyncSpeed,
+            _ => Kind::Int,
+        }
+    }
+}
+
+impl fmt::Display for Attr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A typed attribute value, as read from or written to the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Int(u64),
+    Bool(bool),
+    /// `sync_speed_*` following the system-wide limit (the kernel prints `N (system)`).
+    System,
+}
+
+impl Value {
+    /// The text written to the kernel.
+    pub fn to_kernel(self) -> String {
+        match self {
+            Value::Int(n) => n.to_string(),
+            Value::Bool(b) => u8::from(b).to_string(),
+            Value::System => "system".to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::System => f.write_str("system"),
+        }
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Int(n) => s.serialize_u64(*n),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::System => s.serialize_str("system"),
+        }
+    }
+}
+
+/// Parses what the kernel prints for an attribute of `kind`. Returns `None` for text the kernel
+/// would not print (garbage, an empty file, a number beyond 64 bits).
+pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
+    let text = text.trim();
+    match kind {
+        Kind::Int => text.parse().ok().map(Value::Int),
+        // skip_copy and sync_force_parallel print 0 or 1; any other unsigned means "on".
+        Kind::Bool => text.parse::<u64>().ok().map(|n| Value::Bool(n != 0)),
+        // sync_speed_* prints "200000 (system)" or "50000 (local)". A bare number (as a test
+        // root holds it) is the array's own value; a bare "system" (what a test root holds
+        // after mdtune wrote it) follows the system value.
+        Kind::SyncSpeed if text == "system" => Some(Value::System),
+        Kind::SyncSpeed => {
+            let (number, suffix) = match text.split_once(' ') {
+                Some((n, s)) => (n, s.trim()),
+                None => (text, "(local)"),
+            };
+            let n: u64 = number.parse().ok()?;
+            match suffix {
+                "(system)" => Some(Value::System),
+                "(local)" => Some(Value::Int(n)),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Parses the kernel's `N / M` progress in `sync_completed`; `none` and `delayed` give `None`.
+pub fn parse_progress(text: &str) -> Option<[u64; 2]> {
+    let (done, total) = text.trim().split_once('/')?;
+    Some([done.trim().parse().ok()?, total.trim().parse().ok()?])
+}
+
+/// Counts the CPUs in a kernel CPU list such as `0-3,8-11` (`/sys/devices/system/cpu/online`).
+pub fn parse_cpu_list(text: &str) -> Option<u64> {
+    let mut count = 0u64;
+    for part in text.trim().split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((lo, hi)) => (lo.parse::<u64>().ok()?, hi.parse::<u64>().ok()?),
+            None => {
+                let n = part.parse::<u64>().ok()?;
+                (n, n)
+            }
+        };
+        count = count.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
+    }
+    Some(count)
+}
+
+/// Reads a small kernel file as text.
+pub fn read(path: &Path) -> io::Result<String> {
+    fs::read_to_string(path)
+}
+
+/// Writes `text` to an existing attribute file. Opens with `O_WRONLY|O_TRUNC` and never
+/// `O_CREAT`: on sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test
+/// root made of regular files needs the truncate (sysfs ignores it).
+pub fn write(path: &Path, text: &str) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).truncate(true).open(path)?;
+    file.write_all(format!("{text}\n").as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_speed_suffixes_say_whose_value_it_is() {
+        let p = |t| parse_value(Kind::SyncSpeed, t);
+        assert_eq!(p("200000 (system)\n"), Some(Value::System));
+        assert_eq!(p("50000 (local)\n"), Some(Value::Int(50000)));
+        assert_eq!(p("50000\n"), Some(Value::Int(50000)));
+        assert_eq!(p("system\n"), Some(Value::System));
+        assert_eq!(p("50000 (other)"), None);
+        assert_eq!(p(""), None);
+        assert_eq!(p("abc (local)"), None);
+    }
+
+    #[test]
+    fn garbage_and_huge_numbers_do_not_parse() {
+        assert_eq!(parse_value(Kind::Int, "99999999999999999999999"), None);
+        assert_eq!(parse_value(Kind::Int, "-1"), None);
+        assert_eq!(parse_value(Kind::Int, " 256\n"), Some(Value::Int(256)));
+        assert_eq!(parse_value(Kind::Bool, "1"), Some(Value::Bool(true)));
+        assert_eq!(parse_value(Kind::Bool, "x"), None);
+    }
+
+    #[test]
+    fn cpu_lists_count_every_range() {
+        assert_eq!(parse_cpu_list("0\n"), Some(1));
+        assert_eq!(parse_cpu_list("0-3,8-11\n"), Some(8));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(
+            parse_progress("1048576 / 4194304\n"),
+            Some([1048576, 4194304])
+        );
+        assert_eq!(parse_progress("delayed"), None);
+    }
+}
