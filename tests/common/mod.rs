@@ -1,0 +1,134 @@
+//! Shared support for the integration tests: fake roots and running the real binary.
+#![allow(dead_code)]
+
+pub mod fakeroot;
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh, empty directory for one test, removed at the start of the next run that reuses it.
+pub fn scratch(name: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mdtune-test-{}-{name}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The result of one run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub json: Value,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn msg(&self) -> &str {
+        self.json["msg"].as_str().unwrap_or("")
+    }
+
+    /// `arrays[<name>].settings.<attr>`.
+    pub fn setting(&self, array: &str, attr: &str) -> &Value {
+        let a = self.array(array);
+        &a["settings"][attr]
+    }
+
+    pub fn array(&self, name: &str) -> &Value {
+        self.json["arrays"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["name"] == name))
+            .unwrap_or_else(|| panic!("no array {name} in {}", self.stdout))
+    }
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mdtune")
+}
+
+/// Runs `mdtune ARGS` with `stdin`, and parses the one JSON object it must print.
+pub fn run_args(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+    let mut child = Command::new(bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mdtune");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    Run {
+        json,
+        code: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `mdtune -` with `input` (its `root` set to `root`) and checks the output contract:
+/// exactly one JSON object, nothing on stderr, exit status agreeing with `failed`.
+pub fn run(root: &Path, mut input: Value) -> Run {
+    input["root"] = Value::String(root.display().to_string());
+    let r = run_args(&["-"], &input.to_string(), &[]);
+    assert!(
+        r.json.is_object(),
+        "stdout is not one JSON object: {:?}",
+        r.stdout
+    );
+    assert_eq!(r.stdout.lines().count(), 1, "more than one line on stdout");
+    assert!(r.stderr.is_empty(), "stderr: {}", r.stderr);
+    assert_eq!(
+        r.json["failed"] == true,
+        r.code != 0,
+        "exit status {} disagrees with failed in {}",
+        r.code,
+        r.stdout
+    );
+    r
+}
+
+/// Every regular file under `dir` with its content and modification time.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() {
+                out.push((
+                    p.clone(),
+                    std::fs::read(&p).unwrap(),
+                    meta.modified().unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Snapshots only the `sys/` and `proc/` parts of a root (kernel values).
+pub fn kernel_snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut s = snapshot(&root.join("sys"));
+    s.extend(snapshot(&root.join("proc")));
+    s
+}
