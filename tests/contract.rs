@@ -4,7 +4,7 @@
 mod common;
 
 use common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use common::{kernel_snapshot, run, run_args, scratch};
+use common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
 use serde_json::json;
 use std::fs;
 
@@ -493,11 +493,5 @@ fn a_failed_write_rolls_back_the_rest_of_the_run() {
             "md0 group_thread_cnt"
         ]
     );
-    let now = kernel_snapshot(&dir);
-    let contents = |s: &Vec<(std::path::PathBuf, Vec<u8>, std::time::SystemTime)>| {
-        s.iter()
-            .map(|(p, c, _)| (p.clone(), c.clone()))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(contents(&now), contents(&before));
+    assert_same_values(&before, &kernel_snapshot(&dir));
 }

@@ -132,3 +132,38 @@ pub fn kernel_snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemT
     s.extend(snapshot(&root.join("proc")));
     s
 }
+
+/// Asserts two snapshots hold the same kernel values, naming only the files that differ. A test
+/// root cannot turn a written `system` into the kernel's `N (system)`, so those compare equal.
+pub fn assert_same_values(
+    before: &[(PathBuf, Vec<u8>, std::time::SystemTime)],
+    after: &[(PathBuf, Vec<u8>, std::time::SystemTime)],
+) {
+    let norm = |c: &[u8]| {
+        let s = String::from_utf8_lossy(c).trim().to_string();
+        if s == "system" || s.ends_with("(system)") {
+            "(system)".to_string()
+        } else {
+            s
+        }
+    };
+    let map = |s: &[(PathBuf, Vec<u8>, std::time::SystemTime)]| {
+        s.iter()
+            .map(|(p, c, _)| (p.clone(), norm(c)))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (b, a) = (map(before), map(after));
+    let diffs: Vec<String> = b
+        .keys()
+        .chain(a.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|p| b.get(*p) != a.get(*p))
+        .map(|p| format!("{}: {:?} -> {:?}", p.display(), b.get(p), a.get(p)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "kernel values differ:\n{}",
+        diffs.join("\n")
+    );
+}
