@@ -208,11 +208,12 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     inv.online_cpus = read_opt(&root.cpus_online())?.and_then(|t| sysfs::parse_cpu_list(&t));
 
     let block_names = list(&root.block_dir());
-    let md_names: Vec<&String> = block_names
+    let mut md_names: Vec<&String> = block_names
         .iter()
         .filter(|n| scope.only.as_ref().is_none_or(|only| only == *n))
         .filter(|n| root.block(n).join("md").is_dir())
         .collect();
+    md_names.sort_by_key(|n| natural_key(n));
     if md_names.is_empty() {
         return Ok(inv);
     }
@@ -438,6 +439,12 @@ impl Queues<'_> {
     }
 }
 
+/// Orders `md2` before `md126`: the name without its trailing number, then the number.
+fn natural_key(name: &str) -> (&str, u64) {
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    (stem, name[stem.len()..].parse().unwrap_or(0))
+}
+
 /// `nvme<S>n<N>` -> (S, N).
 fn nvme_head(name: &str) -> Option<(u32, u32)> {
     let (s, n) = name.strip_prefix("nvme")?.split_once('n')?;
@@ -455,6 +462,13 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrays_sort_by_number_not_by_text() {
+        let mut names = vec!["md126", "md2", "md_d0", "md10", "md1"];
+        names.sort_by_key(|n| natural_key(n));
+        assert_eq!(names, ["md1", "md2", "md10", "md126", "md_d0"]);
+    }
 
     #[test]
     fn nvme_names_split_into_subsystem_and_namespace() {

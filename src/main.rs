@@ -23,7 +23,7 @@ The result is one JSON object on stdout. Exit status: 0 success (changed or not)
 1 failure, 2 unusable input. Input keys, output keys and examples: see the README.
 ";
 
-fn print(json: &serde_json::Value, code: i32) -> ! {
+fn print(json: &dyn std::fmt::Display, code: i32) -> ! {
     let mut out = io::stdout().lock();
     // Nothing useful can be done if stdout is gone; the exit status still tells.
     let _ = writeln!(out, "{json}");

@@ -86,9 +86,10 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn to_json(&self) -> Json {
-        serde_json::to_value(self)
-            .unwrap_or_else(|e| failure(&format!("cannot encode the report: {e}")))
+    /// The report as one line of JSON, keys in the contract's order.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| failure(&format!("cannot encode the report: {e}")).to_string())
     }
 }
 

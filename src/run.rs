@@ -7,10 +7,9 @@ use crate::apply::{self, Outcome};
 use crate::inventory::{self, Scope};
 use crate::persist::{self, Originals};
 use crate::plan;
-use crate::report::{self, Persist};
+use crate::report::{self, Persist, Report};
 use crate::spec::{Spec, State};
 use crate::sysfs::Root;
-use serde_json::Value as Json;
 use std::path::Path;
 use std::time::Duration;
 
@@ -39,20 +38,43 @@ fn lock_wait(default: f64) -> Duration {
     Duration::from_secs_f64(secs.min(3600.0))
 }
 
-fn fail(msg: impl ToString, code: Exit) -> (Json, Exit) {
-    (report::failure(&msg.to_string()), code)
+/// A run that stopped before it had a report: the message and the exit status.
+#[derive(Debug)]
+pub struct Stopped {
+    pub msg: String,
+    pub code: Exit,
 }
 
-/// Runs the module on its JSON input.
-pub fn module(text: &str) -> (Json, Exit) {
-    match Spec::from_json(text) {
-        Ok(spec) => execute(&spec, lock_wait(LOCK_WAIT)),
-        Err(e) => fail(e, Exit::Input),
+fn fail<T>(msg: impl ToString, code: Exit) -> Result<T, Stopped> {
+    Err(Stopped {
+        msg: msg.to_string(),
+        code,
+    })
+}
+
+/// Runs the module on its JSON input; returns the JSON text to print and the exit status.
+pub fn module(text: &str) -> (String, Exit) {
+    let result = Spec::from_json(text)
+        .map_err(|e| Stopped {
+            msg: e.to_string(),
+            code: Exit::Input,
+        })
+        .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT)));
+    match result {
+        Ok(report) => {
+            let code = if report.failed {
+                Exit::Failed
+            } else {
+                Exit::Ok
+            };
+            (report.to_text(), code)
+        }
+        Err(s) => (report::failure(&s.msg).to_string(), s.code),
     }
 }
 
-/// Runs a validated spec.
-pub fn execute(spec: &Spec, wait: Duration) -> (Json, Exit) {
+/// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
+pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     let root = match Root::new(&spec.root) {
         Ok(r) => r,
         Err(e) => {
@@ -73,7 +95,7 @@ pub fn execute(spec: &Spec, wait: Duration) -> (Json, Exit) {
     }
 }
 
-fn present(spec: &Spec, root: &Root) -> (Json, Exit) {
+fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let scope = Scope {
         only: spec.only.clone(),
         speed_limits: spec.speed_limits.keys().copied().collect(),
@@ -136,15 +158,10 @@ fn present(spec: &Spec, root: &Root) -> (Json, Exit) {
     if let Some(diff) = report.diff.as_mut() {
         diff.extend(due.iter().map(|f| f.diff(root)));
     }
-    let code = if report.failed {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    };
-    (report.to_json(), code)
+    Ok(report)
 }
 
-fn revert(spec: &Spec, root: &Root) -> (Json, Exit) {
+fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let originals = match Originals::load(root) {
         Ok(o) => o,
         Err(e) => return fail(e, Exit::Failed),
@@ -177,13 +194,7 @@ fn revert(spec: &Spec, root: &Root) -> (Json, Exit) {
         persisted.changed = !paths.is_empty();
         persisted.files = paths.iter().map(|p| persist::display(root, p)).collect();
     }
-    let report = report::build(spec, &inv, &plan, &outcome, persisted);
-    let code = if report.failed {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    };
-    (report.to_json(), code)
+    Ok(report::build(spec, &inv, &plan, &outcome, persisted))
 }
 
 /// `mdtune --udev NAME`: applies the persisted desired state to array NAME only. Quiet on
@@ -231,17 +242,30 @@ pub fn udev(name: &str, root: &Path) -> i32 {
     spec.persist = false;
     spec.check_mode = false;
     spec.diff = false;
-    let (json, code) = execute(&spec, lock_wait(UDEV_LOCK_WAIT));
-    let msg = json
-        .get("msg")
-        .and_then(Json::as_str)
-        .unwrap_or("no message");
-    if code != Exit::Ok {
-        syslog::log(root, syslog::ERR, &format!("--udev {name} failed: {msg}"));
-    } else if json.get("changed").and_then(Json::as_bool) == Some(true) {
-        syslog::log(root, syslog::INFO, &format!("--udev {name}: {msg}"));
+    match execute(&spec, lock_wait(UDEV_LOCK_WAIT)) {
+        Err(s) => {
+            syslog::log(
+                root,
+                syslog::ERR,
+                &format!("--udev {name} failed: {}", s.msg),
+            );
+            s.code as i32
+        }
+        Ok(r) if r.failed => {
+            syslog::log(
+                root,
+                syslog::ERR,
+                &format!("--udev {name} failed: {}", r.msg),
+            );
+            Exit::Failed as i32
+        }
+        Ok(r) => {
+            if r.changed {
+                syslog::log(root, syslog::INFO, &format!("--udev {name}: {}", r.msg));
+            }
+            Exit::Ok as i32
+        }
     }
-    code as i32
 }
 
 /// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
