@@ -25,6 +25,9 @@ use std::path::{Path, PathBuf};
 pub const STATE_FILE: &str = "mdtune.json";
 /// The udev rule, under `etc/udev/rules.d/`.
 pub const RULE_FILE: &str = "90-mdtune.rules";
+/// Under `etc/mdtune/`: the persisted files mdtune created (that did not exist before), so a
+/// revert removes those and never a binary that a package or a formula put in place.
+pub const MANIFEST_FILE: &str = "installed.json";
 
 /// The udev rule: md devices only, `change` events only (on `add` the md/ files do not exist
 /// yet). mdtune reads before it writes, so the repeated events from mdadm's `watch` option cost
@@ -124,7 +127,7 @@ pub fn plan_files(
             0o644,
         ),
     ];
-    files
+    let mut plans = files
         .into_iter()
         .map(|(path, new, mode)| {
             Ok(FilePlan {
@@ -134,7 +137,34 @@ pub fn plan_files(
                 mode,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, PersistError>>()?;
+    let path = root.etc().join(MANIFEST_FILE);
+    let old = read_opt(&path)?;
+    let mut created = manifest_entries(old.as_deref());
+    created.extend(
+        plans
+            .iter()
+            .filter(|f| f.old.is_none())
+            .map(|f| display(root, &f.path)),
+    );
+    created.sort();
+    created.dedup();
+    let mut new = serde_json::to_string_pretty(&created).unwrap_or_default();
+    new.push('\n');
+    plans.push(FilePlan {
+        path,
+        old,
+        new: new.into_bytes(),
+        mode: 0o644,
+    });
+    Ok(plans)
+}
+
+/// The paths a manifest lists (empty when there is none or it is unreadable).
+fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
+    bytes
+        .and_then(|b| serde_json::from_slice::<Vec<String>>(b).ok())
+        .unwrap_or_default()
 }
 
 /// Writes `bytes` to `path` atomically: a temp file beside it, then a rename.
@@ -418,11 +448,16 @@ pub fn remove(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PersistError> {
     Ok(removed)
 }
 
-/// Every file `persist` may have installed.
-pub fn persisted_paths(root: &Root) -> Vec<PathBuf> {
-    vec![
-        root.etc().join(STATE_FILE),
-        root.installed_binary(),
-        root.udev_rule(RULE_FILE),
-    ]
+/// The files a revert removes: the saved state, the udev rule, the manifest, and the binary
+/// only when the manifest says `persist` created it.
+pub fn persisted_paths(root: &Root) -> Result<Vec<PathBuf>, PersistError> {
+    let manifest = root.etc().join(MANIFEST_FILE);
+    let created = manifest_entries(read_opt(&manifest)?.as_deref());
+    let mut paths = vec![root.etc().join(STATE_FILE), root.udev_rule(RULE_FILE)];
+    let binary = root.installed_binary();
+    if created.contains(&display(root, &binary)) {
+        paths.push(binary);
+    }
+    paths.push(manifest);
+    Ok(paths)
 }

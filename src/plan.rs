@@ -22,7 +22,7 @@ pub enum PlanError {
         value: String,
         known: String,
     },
-    #[error("{key}: cannot set {attr} on {reason}")]
+    #[error("{key}: {attr} is not available: {reason}")]
     NotAvailable {
         key: String,
         attr: Attr,
@@ -600,7 +600,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "arrays[0].stripe_cache_size: cannot set stripe_cache_size on md1 is raid10; only raid4/5/6 arrays have it"
+            "arrays[0].stripe_cache_size: stripe_cache_size is not available: md1 is raid10; only raid4/5/6 arrays have it"
         );
     }
 

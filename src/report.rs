@@ -234,7 +234,11 @@ pub fn build(
         }
     }
     if msgs.is_empty() {
-        msgs.push("no md arrays selected".into());
+        msgs.push(if spec.state == State::Reverted {
+            "no saved originals to restore".into()
+        } else {
+            "no md arrays selected".into()
+        });
     }
 
     let compliant = plan.is_compliant();

@@ -184,7 +184,10 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let mut persisted = Persist::default();
     if outcome.failure.is_none() {
         let mut paths = originals.paths();
-        paths.extend(persist::persisted_paths(root));
+        match persist::persisted_paths(root) {
+            Ok(p) => paths.extend(p),
+            Err(e) => return fail(e, Exit::Failed),
+        }
         paths.retain(|p| p.symlink_metadata().is_ok());
         if real {
             if let Err(e) = persist::remove(&paths) {

@@ -187,7 +187,7 @@ fn unusable_input_exits_2_with_a_message_naming_key_value_and_range() {
         ),
         (
             json!({"arrays": [{"name": "md1", "stripe_cache_size": 512}]}),
-            "arrays[0].stripe_cache_size: cannot set stripe_cache_size on md1 is raid10",
+            "arrays[0].stripe_cache_size: stripe_cache_size is not available: md1 is raid10",
         ),
         (
             json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 1000}]}),

@@ -76,7 +76,8 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(
         out.json["persist"],
-        json!({"changed": true, "files": ["/etc/mdtune/mdtune.json", "/usr/local/sbin/mdtune", "/etc/udev/rules.d/90-mdtune.rules"]})
+        json!({"changed": true, "files": ["/etc/mdtune/mdtune.json", "/usr/local/sbin/mdtune",
+            "/etc/udev/rules.d/90-mdtune.rules", "/etc/mdtune/installed.json"]})
     );
     // The saved input has no root, check_mode, diff or _ansible_* keys.
     let saved: serde_json::Value =
@@ -108,9 +109,25 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
         .collect();
     assert!(headers.contains(&"/etc/udev/rules.d/90-mdtune.rules"));
     assert!(headers.contains(&"md0"));
+    // The manifest names what persist created, so a revert removes exactly that.
+    let created: Vec<String> =
+        serde_json::from_str(&fs::read_to_string(dir.join("etc/mdtune/installed.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        created,
+        [
+            "/etc/mdtune/mdtune.json",
+            "/etc/udev/rules.d/90-mdtune.rules",
+            "/usr/local/sbin/mdtune"
+        ]
+    );
     // No temp files are left beside the installed ones.
-    for d in ["etc/mdtune", "etc/udev/rules.d", "usr/local/sbin"] {
-        assert_eq!(fs::read_dir(dir.join(d)).unwrap().count(), 1, "{d}");
+    for (d, n) in [
+        ("etc/mdtune", 2),
+        ("etc/udev/rules.d", 1),
+        ("usr/local/sbin", 1),
+    ] {
+        assert_eq!(fs::read_dir(dir.join(d)).unwrap().count(), n, "{d}");
     }
 
     let files = snapshot(&dir.join("etc"));
@@ -135,7 +152,7 @@ fn persist_in_check_mode_writes_no_file() {
     input["check_mode"] = json!(true);
     let out = run(&dir, input);
     assert_eq!(out.json["changed"], true);
-    assert_eq!(out.json["persist"]["files"].as_array().unwrap().len(), 3);
+    assert_eq!(out.json["persist"]["files"].as_array().unwrap().len(), 4);
     for f in [STATE, BINARY, RULE] {
         assert!(!dir.join(f).exists(), "{f} written in check mode");
     }
@@ -272,4 +289,29 @@ fn revert_finds_a_reassembled_array_by_uuid_under_its_new_name() {
     let out = run(&second, json!({"state": "reverted"}));
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(b.read_md("md9", "group_thread_cnt"), "0");
+}
+
+#[test]
+fn revert_keeps_a_binary_that_persist_did_not_install() {
+    let dir = scratch("keepbinary");
+    demo_host(&dir);
+    // A package put the same binary in place before mdtune ever ran.
+    fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
+    fs::copy(bin(), dir.join(BINARY)).unwrap();
+    let out = run(&dir, desired());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let files = out.json["persist"]["files"].as_array().unwrap().clone();
+    assert!(
+        !files.contains(&json!("/usr/local/sbin/mdtune")),
+        "{files:?}"
+    );
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        dir.join(BINARY).exists(),
+        "revert removed a binary it did not install"
+    );
+    for f in [STATE, RULE, "etc/mdtune/installed.json"] {
+        assert!(!dir.join(f).exists(), "{f} left after revert");
+    }
 }
