@@ -1,0 +1,262 @@
+"""
+Keep Linux md RAID arrays tuned with the mdtune binary.
+
+A thin state over the ``mdtune`` execution module (ship both: ``salt://_modules``
+and ``salt://_states``, then ``saltutil.sync_all``). The binary reads before it
+writes, so a state that is already in place costs reads only and reports no
+changes. ``test=True`` runs the binary in check mode: the result is None with the
+predicted changes, or True when nothing would change.
+
+``changes`` maps each changed array (kernel name) to its settings, plus the
+system speed limits and the persisted files:
+
+.. code-block:: yaml
+
+    md0:
+      group_thread_cnt: {old: 0, new: 8}
+      stripe_cache_size: {old: 256, new: 4096}
+    system:
+      speed_limit_max: {old: 200000, new: 500000}
+    persist:
+      files: [/etc/mdtune/mdtune.json, ...]
+
+Example:
+
+.. code-block:: yaml
+
+    hana_raid_tuned:
+      mdtune.managed:
+        - thread_policy: auto
+        - speed_limit_max: 500000
+        - arrays:
+          - name: hana_data
+            stripe_cache_size: 4096
+          - name: hana_log
+            sync_speed_min: 50000
+        - persist: true
+
+``name`` is only the state's label; it is not passed to the binary.
+"""
+
+import difflib
+import os
+
+import salt.utils.args
+
+# Salt's own arguments that may reach a state function's **kwargs; never passed on.
+_SALT_KEYWORDS = frozenset(("name", "fun", "state", "saltenv", "test"))
+
+
+def __virtual__():
+    if "mdtune.apply" in __salt__:
+        return "mdtune"
+    return (False, "mdtune: the mdtune execution module is not loaded (saltutil.sync_all)")
+
+
+def managed(
+    name,
+    arrays=None,
+    thread_policy=None,
+    speed_limit_min=None,
+    speed_limit_max=None,
+    persist=None,
+    root=None,
+    diff=None,
+    binary=None,
+    **kwargs,
+):
+    """
+    Ensure the md arrays carry the desired tuning (mdtune ``state: present``).
+
+    name
+        A label for the state; not passed to mdtune.
+
+    arrays
+        List of array entries, each with ``name`` (kernel name, glob or mdadm
+        name) and/or ``uuid`` plus the settings to manage:
+        ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
+        ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``,
+        ``sync_force_parallel``. Default: every array.
+
+    thread_policy
+        ``auto`` (default), ``off``, an integer or ``{mode, value, min, max, combine}``.
+
+    speed_limit_min, speed_limit_max
+        System-wide resync limits in KiB/s; unmanaged when omitted.
+
+    persist
+        Also keep the state across reboots and array re-assembly.
+
+    root
+        Prefix for every system path (tests, chroots).
+
+    diff
+        Ask mdtune for a textual diff (returned under ``changes:diff``).
+
+    binary
+        Path of the mdtune binary; default: pillar/config ``mdtune:binary``,
+        then PATH, then /usr/local/sbin/mdtune.
+    """
+    test = _test(kwargs)
+    ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    missing = _missing_binary(binary)
+    if missing:
+        return _no_binary(ret, missing, test)
+    result = __salt__["mdtune.apply"](
+        arrays=arrays,
+        thread_policy=thread_policy,
+        speed_limit_min=speed_limit_min,
+        speed_limit_max=speed_limit_max,
+        persist=persist,
+        root=root,
+        check_mode=test,
+        diff=diff,
+        binary=binary,
+        **_passthrough(kwargs),
+    )
+    return _translate(ret, result, test, "tuned")
+
+
+def reverted(name, arrays=None, root=None, binary=None, **kwargs):
+    """
+    Ensure the values mdtune changed are back to what they were before its first
+    change, and that no persisted mdtune state is left (mdtune ``state: reverted``).
+
+    name
+        A label for the state; not passed to mdtune.
+
+    root, binary
+        As for :py:func:`managed`.
+    """
+    test = _test(kwargs)
+    ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    missing = _missing_binary(binary)
+    if missing:
+        return _no_binary(ret, missing, test)
+    result = __salt__["mdtune.revert"](
+        arrays=arrays,
+        root=root,
+        check_mode=test,
+        binary=binary,
+        **_passthrough(kwargs),
+    )
+    return _translate(ret, result, test, "reverted")
+
+
+def _test(kwargs):
+    """test=True from the run (``__opts__``) or from the state's own ``test`` argument."""
+    return bool(__opts__.get("test", False) or kwargs.get("test"))
+
+
+def _passthrough(kwargs):
+    """The caller's extra arguments minus Salt's own: the binary rejects unknown keys by name."""
+    extra = salt.utils.args.clean_kwargs(**kwargs)
+    return {key: value for key, value in extra.items() if key not in _SALT_KEYWORDS}
+
+
+def _missing_binary(binary):
+    """The binary path that would run, if it is not an executable file; else None."""
+    path = __salt__["mdtune.binary_path"](binary)
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return None
+    return path
+
+
+def _no_binary(ret, path, test):
+    # Under test=True the binary may be one that this very run would deploy
+    # (file.managed earlier in the same highstate): say so instead of failing.
+    if test:
+        ret["result"] = None
+        ret["comment"] = (
+            f"mdtune binary {path} is not there yet, so the changes cannot be "
+            "predicted; it must be installed before this state runs."
+        )
+        return ret
+    ret["comment"] = (
+        f"mdtune binary not found or not executable: {path}. Install the mdtune "
+        "package, set pillar mdtune:binary, or deploy it with the mdtune formula "
+        "(mdtune:deploy:enabled)."
+    )
+    return ret
+
+
+def _translate(ret, result, test, verb):
+    """Turn mdtune's JSON result into a state return."""
+    msg = result.get("msg") or ""
+    warnings = [str(w) for w in result.get("warnings") or []]
+    if warnings:
+        ret["warnings"] = warnings
+    changes = _changes(result)
+    if result.get("failed"):
+        ret["result"] = False
+        comment = f"mdtune failed: {msg}" if msg else "mdtune failed without a message"
+        rolled_back = result.get("rolled_back")
+        if rolled_back:
+            comment += f" (rolled back: {_describe(rolled_back)})"
+        ret["comment"] = comment
+        # What is still different from before the run, if anything.
+        ret["changes"] = changes if result.get("changed") else {}
+        return ret
+    ret["changes"] = changes
+    if test:
+        ret["result"] = None if changes else True
+    else:
+        ret["result"] = True
+    # mdtune's msg already says what changed or would change ("check mode: md0: ...").
+    ret["comment"] = f"mdtune: {msg}" if changes else f"mdtune: already {verb}: {msg}"
+    return ret
+
+
+def _changes(result):
+    """{array: {setting: {old, new}}, system: {...}, persist: {files}} for what changed."""
+    changes = {}
+    for array in result.get("arrays") or []:
+        per_array = {}
+        for setting, value in (array.get("settings") or {}).items():
+            if isinstance(value, dict) and value.get("changed"):
+                per_array[setting] = {"old": value.get("before"), "new": value.get("after")}
+        if per_array:
+            changes[array.get("name") or array.get("uuid") or "?"] = per_array
+    system = {}
+    for setting, value in (result.get("system") or {}).items():
+        if isinstance(value, dict) and value.get("changed"):
+            system[setting] = {"old": value.get("before"), "new": value.get("after")}
+    if system:
+        changes["system"] = system
+    persist = result.get("persist") or {}
+    if persist.get("changed"):
+        changes["persist"] = {"files": persist.get("files") or []}
+    if result.get("diff") and changes:
+        changes["diff"] = _render_diff(result["diff"])
+    if result.get("changed") and not changes:
+        # Something changed that this translation does not know about: show mdtune's words.
+        changes["mdtune"] = {"old": None, "new": result.get("msg")}
+    return changes
+
+
+def _render_diff(diff):
+    """mdtune's diff list (Ansible's before/after shape) as one unified diff."""
+    if isinstance(diff, dict):
+        diff = [diff]
+    parts = []
+    for item in diff if isinstance(diff, list) else []:
+        if not isinstance(item, dict):
+            continue
+        parts.extend(
+            difflib.unified_diff(
+                str(item.get("before", "")).splitlines(),
+                str(item.get("after", "")).splitlines(),
+                fromfile=str(item.get("before_header", "before")),
+                tofile=str(item.get("after_header", "after")),
+                lineterm="",
+            )
+        )
+    return "\n".join(parts)
+
+
+def _describe(rolled_back):
+    if isinstance(rolled_back, list):
+        return ", ".join(_describe(item) for item in rolled_back) or "nothing"
+    if isinstance(rolled_back, dict):
+        return " ".join(f"{key}={value}" for key, value in rolled_back.items())
+    return str(rolled_back)

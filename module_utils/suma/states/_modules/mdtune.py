@@ -1,0 +1,1 @@
+../../../salt/_modules/mdtune.py

@@ -1,0 +1,1 @@
+../../../salt/_states/mdtune.py
