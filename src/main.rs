@@ -51,9 +51,13 @@ fn main() {
             println!("mdtune {}", env!("CARGO_PKG_VERSION"));
             exit(0)
         }
-        ["--udev", name] => exit(run::udev(name, &PathBuf::from("/"))),
+        ["--udev", name] => {
+            let (json, code) = run::udev(name, &PathBuf::from("/"));
+            print(&json, code as i32)
+        }
         ["--udev", name, "--root", root] | ["--root", root, "--udev", name] => {
-            exit(run::udev(name, &PathBuf::from(root)))
+            let (json, code) = run::udev(name, &PathBuf::from(root));
+            print(&json, code as i32)
         }
         [] | ["-"] => {
             if words.is_empty() && io::stdin().is_terminal() {

@@ -200,75 +200,74 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     Ok(report::build(spec, &inv, &plan, &outcome, persisted))
 }
 
-/// `mdtune --udev NAME`: applies the persisted desired state to array NAME only. Quiet on
-/// stdout (udev discards it); a change or a failure goes to the system log. Returns the exit
-/// status: 0 when there is nothing to do or it succeeded.
-pub fn udev(name: &str, root: &Path) -> i32 {
-    let valid = !name.is_empty()
-        && name.len() <= 32
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
-        syslog::log(
-            root,
-            syslog::ERR,
-            &format!("--udev {name:?}: not an md kernel name"),
-        );
-        return Exit::Input as i32;
-    }
-    let state = Root::new(root)
-        .map_err(|e| e.to_string())
-        .and_then(|r| persist::load_state(&r).map_err(|e| e.to_string()));
-    let text = match state {
-        Ok(Some(t)) => t,
-        Ok(None) => return Exit::Ok as i32,
-        Err(e) => {
-            syslog::log(root, syslog::ERR, &format!("{name}: {e}"));
-            return Exit::Failed as i32;
-        }
-    };
-    let mut spec = match Spec::from_json(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            syslog::log(
-                root,
-                syslog::ERR,
-                &format!("{name}: the persisted state is unusable: {e}"),
-            );
-            return Exit::Input as i32;
-        }
-    };
-    if spec.state != State::Present {
-        return Exit::Ok as i32;
-    }
-    spec.root = root.to_path_buf();
-    spec.only = Some(name.to_string());
-    spec.persist = false;
-    spec.check_mode = false;
-    spec.diff = false;
-    match execute(&spec, lock_wait(UDEV_LOCK_WAIT)) {
+/// `mdtune --udev NAME`: applies the persisted desired state to array NAME only. Returns the
+/// JSON text to print (udev discards it) and the exit status: 0 when there is nothing to do or
+/// it succeeded. A change or a failure also goes to the system log, where an operator sees it.
+pub fn udev(name: &str, root: &Path) -> (String, Exit) {
+    match udev_run(name, root) {
         Err(s) => {
             syslog::log(
                 root,
                 syslog::ERR,
                 &format!("--udev {name} failed: {}", s.msg),
             );
-            s.code as i32
+            (report::failure(&s.msg).to_string(), s.code)
         }
-        Ok(r) if r.failed => {
-            syslog::log(
-                root,
-                syslog::ERR,
-                &format!("--udev {name} failed: {}", r.msg),
-            );
-            Exit::Failed as i32
+        Ok(None) => {
+            let msg = format!("{name}: nothing persisted to apply");
+            let json =
+                serde_json::json!({"changed": false, "failed": false, "msg": msg, "warnings": []});
+            (json.to_string(), Exit::Ok)
         }
-        Ok(r) => {
-            if r.changed {
+        Ok(Some(r)) => {
+            let code = if r.failed { Exit::Failed } else { Exit::Ok };
+            if r.failed {
+                syslog::log(
+                    root,
+                    syslog::ERR,
+                    &format!("--udev {name} failed: {}", r.msg),
+                );
+            } else if r.changed {
                 syslog::log(root, syslog::INFO, &format!("--udev {name}: {}", r.msg));
             }
-            Exit::Ok as i32
+            (r.to_text(), code)
         }
     }
+}
+
+/// The udev run itself; `None` when nothing is persisted (or the persisted state is not
+/// `present`).
+fn udev_run(name: &str, root: &Path) -> Result<Option<Report>, Stopped> {
+    let valid = !name.is_empty()
+        && name.len() <= 32
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return fail(
+            format!("--udev {name:?}: not an md kernel name"),
+            Exit::Input,
+        );
+    }
+    let text = Root::new(root)
+        .map_err(|e| e.to_string())
+        .and_then(|r| persist::load_state(&r).map_err(|e| e.to_string()));
+    let text = match text {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(e) => return fail(e, Exit::Failed),
+    };
+    let mut spec = match Spec::from_json(&text) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("the persisted state is unusable: {e}"), Exit::Input),
+    };
+    if spec.state != State::Present {
+        return Ok(None);
+    }
+    spec.root = root.to_path_buf();
+    spec.only = Some(name.to_string());
+    spec.persist = false;
+    spec.check_mode = false;
+    spec.diff = false;
+    execute(&spec, lock_wait(UDEV_LOCK_WAIT)).map(Some)
 }
 
 /// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else

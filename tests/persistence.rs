@@ -24,17 +24,21 @@ fn desired() -> serde_json::Value {
         "speed_limit_min": 50000})
 }
 
-/// Runs `mdtune --udev NAME --root ROOT` as udev would: no stdin, stdout discarded by udev.
-fn udev(root: &Path, name: &str) -> (i32, String) {
+/// Runs `mdtune --udev NAME --root ROOT` as udev would (no stdin), and checks stdout is one JSON
+/// object (udev discards it) and stderr empty. Returns the exit status and `changed`.
+fn udev(root: &Path, name: &str) -> (i32, bool) {
     let out = Command::new(bin())
         .args(["--udev", name, "--root", root.to_str().unwrap()])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("--udev stdout is not one JSON object ({e}): {stdout:?}"));
+    assert!(out.stderr.is_empty(), "--udev wrote to stderr");
+    let code = out.status.code().unwrap_or(-1);
+    assert_eq!(json["failed"] == true, code != 0, "{stdout}");
+    (code, json["changed"] == true)
 }
 
 /// A syslog socket at `<root>/dev/log`, as journald or rsyslog provides it.
@@ -169,8 +173,7 @@ fn udev_replays_the_persisted_state_for_one_array_after_a_reboot() {
     reboot(&r);
     let log = syslog(&dir);
 
-    let (code, stdout) = udev(&dir, "md0");
-    assert_eq!((code, stdout.as_str()), (0, ""), "udev mode must be quiet");
+    assert_eq!(udev(&dir, "md0"), (0, true));
     assert_eq!(r.read_md("md0", "group_thread_cnt"), "8");
     assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
     assert_eq!(r.read_md("md0", "sync_speed_max"), "600000");
@@ -189,7 +192,7 @@ fn udev_replays_the_persisted_state_for_one_array_after_a_reboot() {
     // mdadm's watch option repeats change events: they cost reads only, and log nothing.
     let before = kernel_snapshot(&dir);
     std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(udev(&dir, "md0").0, 0);
+    assert_eq!(udev(&dir, "md0"), (0, false));
     assert_eq!(kernel_snapshot(&dir), before);
     assert!(logged(&log).is_empty());
 
@@ -202,7 +205,7 @@ fn udev_without_persisted_state_or_with_a_bad_name_does_nothing() {
     let dir = scratch("udevnothing");
     demo_host(&dir);
     let before = kernel_snapshot(&dir);
-    assert_eq!(udev(&dir, "md0"), (0, String::new()));
+    assert_eq!(udev(&dir, "md0"), (0, false));
     assert_eq!(run(&dir, desired()).code, 0);
     let before_bad = kernel_snapshot(&dir);
     assert_eq!(udev(&dir, "../md0").0, 2);
