@@ -18,6 +18,14 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
+    /// The file could not be opened: nothing reached the kernel.
+    #[error("{target}: writing {value} failed: {source}")]
+    Open {
+        target: Target,
+        value: Value,
+        source: io::Error,
+    },
+    /// The write itself failed: the kernel may have taken part of it.
     #[error("{target}: writing {value} failed: {source}")]
     Write {
         target: Target,
@@ -145,11 +153,17 @@ pub struct Outcome {
 /// Writes `value` to `target` and checks the kernel kept it.
 pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
     let path = target.path(root)?;
-    sysfs::write(&path, &value.to_kernel()).map_err(|source| ApplyError::Write {
+    let mut file = sysfs::open_for_write(&path).map_err(|source| ApplyError::Open {
         target: target.clone(),
         value,
         source,
     })?;
+    sysfs::write_value(&mut file, &value.to_kernel()).map_err(|source| ApplyError::Write {
+        target: target.clone(),
+        value,
+        source,
+    })?;
+    drop(file);
     let text = sysfs::read(&path).map_err(|source| ApplyError::ReadBack {
         target: target.clone(),
         source,
@@ -176,11 +190,13 @@ pub fn apply(
     for w in writes {
         if let Err(error) = save_original(&w).and_then(|()| write_checked(root, &w.target, w.after))
         {
-            // A write that failed may still have changed the value (a partial store): restore it too.
+            // A write that reached the kernel and failed may still have changed the value (a
+            // partial store, a value not kept): restore it too. One that never got that far
+            // (refused path, unopenable file, original not saved) changed nothing.
             let mut undo = outcome.done.clone();
-            if !matches!(
+            if matches!(
                 error,
-                ApplyError::Escape { .. } | ApplyError::SaveOriginal { .. }
+                ApplyError::Write { .. } | ApplyError::NotKept { .. } | ApplyError::ReadBack { .. }
             ) {
                 undo.push(w);
             }

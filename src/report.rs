@@ -266,7 +266,7 @@ pub fn build(
     }
     let (mut rolled_back, mut not_restored) = (None, None);
     if let Some(f) = &outcome.failure {
-        msg = format!("{}; nothing else was written", f.error);
+        msg = f.error.to_string();
         if !f.rolled_back.is_empty() {
             let what: Vec<String> = f.rolled_back.iter().map(|w| w.target.to_string()).collect();
             msg.push_str(&format!("; rolled back: {}", what.join(", ")));
@@ -276,7 +276,9 @@ pub fn build(
             .iter()
             .map(|(w, e)| format!("{} is still {} (was {}): {e}", w.target, w.after, w.before))
             .collect();
-        if !left.is_empty() {
+        if left.is_empty() {
+            msg.push_str("; no value is left changed");
+        } else {
             msg.push_str(&format!("; NOT RESTORED: {}", left.join("; ")));
             not_restored = Some(left);
         }

@@ -301,11 +301,15 @@ pub fn read(path: &Path) -> io::Result<String> {
     fs::read_to_string(path)
 }
 
-/// Writes `text` to an existing attribute file. Opens with `O_WRONLY|O_TRUNC` and never
-/// `O_CREAT`: on sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test
-/// root made of regular files needs the truncate (sysfs ignores it).
-pub fn write(path: &Path, text: &str) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).truncate(true).open(path)?;
+/// Opens an existing attribute file for writing: `O_WRONLY|O_TRUNC` and never `O_CREAT`. On
+/// sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test root made of
+/// regular files needs the truncate (sysfs ignores it). Nothing is written yet.
+pub fn open_for_write(path: &Path) -> io::Result<fs::File> {
+    OpenOptions::new().write(true).truncate(true).open(path)
+}
+
+/// Writes `text` and a newline in one `write(2)`, as `echo` does.
+pub fn write_value(file: &mut fs::File, text: &str) -> io::Result<()> {
     file.write_all(format!("{text}\n").as_bytes())
 }
 
