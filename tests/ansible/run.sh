@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317  # test functions are called through t(), which shellcheck cannot follow
+# The Ansible suite: the mdtune binary driven by real ansible-core (ansible-playbook, ansible-doc,
+# ansible-galaxy, ansible-test) against fake sysfs roots copied from examples/demo-host.
+#
+#   tests/ansible/run.sh            from any directory; builds the release binary itself
+#
+# Tools come from ${MDTUNE_VENV:-<checkout>/.venv} (.ci/setup-python.sh creates it); when they are
+# missing the suite fails and says so. Everything the suite and Ansible write (HOME, local and
+# remote temp, collections, fake roots) goes to one temporary directory (under /dev/shm when it is
+# writable), removed at the end unless MDTUNE_KEEP_TMP=1; cargo writes target/ as usual.
+# Closes with "N passed, N failed".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+venv=${MDTUNE_VENV:-$repo/.venv}
+demo=$repo/examples/demo-host
+sidecar=$repo/module_utils/ansible/mdtune.yml
+books=$here/playbooks
+t0=$SECONDS
+
+passed=0; failed=0; failures=()
+finish() {
+  [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
+  echo "ansible suite: $((SECONDS - t0)) s"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+
+missing=()
+for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test python3; do
+  [ -x "$venv/bin/$tool" ] || missing+=("$venv/bin/$tool")
+done
+for tool in cargo chattr; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tests/ansible: missing ${missing[*]}"
+  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19), or set MDTUNE_VENV;"
+  echo "  cargo comes with Rust (rustup), chattr with e2fsprogs"
+  failed=1; failures+=("tools missing")
+  finish
+fi
+
+# The fake roots add up to ~45,000 small files: on tmpfs (/dev/shm) creating and removing them takes
+# seconds, on a loaded VM disk a minute. MDTUNE_TEST_TMP picks another parent directory.
+if [ -n "${MDTUNE_TEST_TMP:-}" ]; then parent=$MDTUNE_TEST_TMP
+elif [ -d /dev/shm ] && [ -w /dev/shm ]; then parent=/dev/shm
+else parent=${TMPDIR:-/tmp}; fi
+tmp=$(mktemp -d "$parent/mdtune-ansible.XXXXXX")
+immutable=""
+cleanup() {
+  # Undo chattr +i (rollback test) so the directory can be removed.
+  [ -n "$immutable" ] && chattr -i "$immutable" 2>/dev/null
+  if [ "${MDTUNE_KEEP_TMP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+mkdir -p "$tmp"/{home,local,remote,library,roots,logs,collections}
+
+# --- helpers ------------------------------------------------------------------------------
+log=""
+# t NAME FUNCTION: runs one test, its output into a log shown only when it fails.
+t() {
+  local name=$1; shift
+  log=$tmp/logs/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').log
+  local start=$SECONDS
+  if "$@" > "$log" 2>&1; then
+    passed=$((passed + 1)); echo "ok - $name ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "not ok - $name ($((SECONDS - start)) s)"
+    sed 's/^/    /' "$log" | tail -60
+  fi
+}
+fail() { echo "FAIL: $*"; return 1; }
+
+# What the suite must leave as it found it in the checkout (it writes only to $tmp and target/).
+watched=(examples/demo-host examples/ansible module_utils/ansible tests/ansible)
+git_before=$(git -C "$repo" status --porcelain --ignored -- "${watched[@]}" 2>&1)
+
+# --- build (before HOME moves: cargo and rustup find their toolchains through it) ---------
+build() {
+  (cd "$repo" && cargo build --release) || return 1
+  # The collection prefers the static musl build: rebuild it too when the target is installed.
+  if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
+    (cd "$repo" && cargo build --release --target x86_64-unknown-linux-musl) || return 1
+  fi
+  cp "$repo/target/release/mdtune" "$sidecar" "$tmp/library/"
+}
+t "cargo build --release" build
+if [ ! -x "$tmp/library/mdtune" ]; then
+  echo "no binary: the remaining tests cannot run"; failed=$((failed + 1)); failures+=("remaining tests not run")
+  finish
+fi
+
+# Ansible writes only under $tmp, reads no configuration but ours, and finds the module through
+# ANSIBLE_LIBRARY (the examples/ansible test covers library/, the collection test the collection).
+cat > "$tmp/ansible.cfg" <<EOF
+[defaults]
+stdout_callback = ansible.builtin.default
+retry_files_enabled = false
+nocolor = true
+interpreter_python = $venv/bin/python3
+EOF
+export HOME=$tmp/home ANSIBLE_HOME=$tmp/home/.ansible ANSIBLE_CONFIG=$tmp/ansible.cfg
+export ANSIBLE_LOCAL_TEMP=$tmp/local ANSIBLE_REMOTE_TMP=$tmp/remote ANSIBLE_LIBRARY=$tmp/library
+export ANSIBLE_COLLECTIONS_PATH=$tmp/collections ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
+export PYTHONDONTWRITEBYTECODE=1
+unset ANSIBLE_INVENTORY ANSIBLE_ROLES_PATH ANSIBLE_VAULT_PASSWORD_FILE
+cd "$tmp" || exit 1
+
+# --- fake roots and checks -------------------------------------------------------------------
+# A fresh copy of the demo host.
+newroot() { local r=$tmp/roots/$1; rm -rf "$r"; mkdir -p "$r"; cp -a "$demo/." "$r/"; echo "$r"; }
+# Every file and link under a root with content and mtime, and every directory; not the lock file
+# every run takes.
+snapshot() {
+  (cd "$1" && find . -path ./run/mdtune.lock -prune -o \( -type f -o -type l \) -print0 | sort -z |
+    xargs -0 stat -c '%n %Y.%y %s' && find . -path ./run/mdtune.lock -prune -o -type f -print0 |
+    sort -z | xargs -0 md5sum && find . -type d | sort)
+}
+md() { tr -d '\n' < "$1/sys/block/$2/md/$3"; }
+expect_md() { # ROOT ARRAY ATTR VALUE
+  local got; got=$(md "$1" "$2" "$3")
+  [ "$got" = "$4" ] || fail "$2/md/$3 is '$got', expected '$4'"
+}
+inv() { # HOST-NAME ROOT -> inventory file for one local host
+  local f=$tmp/inv-$1.ini
+  echo "$1 ansible_connection=local mdtune_root=$2" > "$f"; echo "$f"
+}
+play() { "$venv/bin/ansible-playbook" "$@"; }
+# PLAY RECAP line of a host: "changed=N failed=N" check.
+recap() { # LOGFILE HOST CHANGED
+  grep -E "^$2 +: ok=[0-9]+ +changed=$3 +unreachable=0 +failed=0" "$1" >/dev/null ||
+    fail "$2: expected changed=$3 failed=0 in the recap: $(grep -E "^$2 " "$1")"
+}
+
+
+# --- 1-4: the community matrix on one root --------------------------------------------------
+R=$(newroot matrix); I=$(inv matrix "$R")
+s0=$tmp/matrix.0; snapshot "$R" > "$s0"
+
+check_mode_reports_changed_and_writes_nothing() {
+  play -i "$I" "$books/tune.yml" --check -e expect_changed=true || return 1
+  expect_md "$R" md0 group_thread_cnt 0 && expect_md "$R" md0 stripe_cache_size 256 &&
+    expect_md "$R" md2 group_thread_cnt 0 && expect_md "$R" md1 sync_speed_min "1000 (system)" || return 1
+  snapshot "$R" | diff "$s0" - || fail "check mode wrote to the fake root"
+}
+t "1. check mode reports changed and writes nothing" check_mode_reports_changed_and_writes_nothing
+
+real_run_changes_and_values_are_in_place() {
+  play -i "$I" "$books/tune.yml" -e expect_changed=true || return 1
+  expect_md "$R" md0 group_thread_cnt 8 && expect_md "$R" md0 stripe_cache_size 4096 &&
+    expect_md "$R" md2 group_thread_cnt 16 && expect_md "$R" md3 group_thread_cnt 0 &&
+    expect_md "$R" md1 sync_speed_min 50000 && expect_md "$R" md1 sync_speed_max 500000 &&
+    expect_md "$R" md3 stripe_cache_size 256
+}
+t "2. a real run reports changed and the values are in place" real_run_changes_and_values_are_in_place
+s2=$tmp/matrix.2; snapshot "$R" > "$s2"
+
+check_mode_again_reports_unchanged() {
+  play -i "$I" "$books/tune.yml" --check -e expect_changed=false || return 1
+  snapshot "$R" | diff "$s2" - || fail "check mode wrote to the fake root"
+}
+t "3. check mode again reports unchanged" check_mode_again_reports_unchanged
+
+real_run_again_is_unchanged_and_writes_nothing() {
+  play -i "$I" "$books/tune.yml" -e expect_changed=false || return 1
+  snapshot "$R" | diff "$s2" - || fail "a second identical run wrote to the fake root (content or mtime)"
+}
+t "4. a real run again reports unchanged and writes nothing" real_run_again_is_unchanged_and_writes_nothing
+
+# --- 5: failures ----------------------------------------------------------------------------
+failures_are_failed_tasks_naming_the_setting() {
+  local r; r=$(newroot failures); local s; s=$(snapshot "$r")
+  play -i "$(inv failures "$r")" "$books/failures.yml" || return 1
+  diff <(echo "$s") <(snapshot "$r") || fail "a failed run wrote to the fake root"
+}
+t "5a. bad value, unknown option, unknown array, inapplicable setting: failed tasks naming it" \
+  failures_are_failed_tasks_naming_the_setting
+
+failed_write_rolls_back() {
+  local r; r=$(newroot rollback)
+  local before; before=$(cd "$r" && find sys proc -type f -print0 | sort -z | xargs -0 md5sum)
+  # EPERM on write, even for root: the kernel refusing a value, as far as mdtune can tell.
+  immutable=$r/sys/block/md3/md/group_thread_cnt
+  chattr +i "$immutable" || fail "chattr +i not supported on $tmp's filesystem"
+  play -i "$(inv rollback "$r")" "$books/rollback.yml" || return 1
+  chattr -i "$r/sys/block/md3/md/group_thread_cnt"
+  diff <(echo "$before") <(cd "$r" && find sys proc -type f -print0 | sort -z | xargs -0 md5sum) ||
+    fail "values not restored after the failed write"
+}
+t "5b. a failed write fails the task, names the setting and rolls back" failed_write_rolls_back
+
+# --- 6: --diff ------------------------------------------------------------------------------
+diff_shows_old_and_new() {
+  local r; r=$(newroot diff); local i; i=$(inv diff "$r")
+  play -i "$i" "$books/tune.yml" --check --diff -e expect_changed=true || return 1
+  for line in '-group_thread_cnt: 0' '+group_thread_cnt: 8' '-stripe_cache_size: 256' '+stripe_cache_size: 4096' \
+              '+group_thread_cnt: 16'; do
+    grep -qxF -- "$line" "$log" || fail "--check --diff output lacks the line '$line'"
+  done
+  grep -qE -- '^--- before: md0' "$log" || fail "--diff output lacks a 'before: md0' header"
+  play -i "$i" "$books/tune.yml" --diff -e expect_changed=true || return 1
+  play -i "$i" "$books/tune.yml" --diff -e expect_changed=false > "$tmp/diff-again.log" || return 1
+  ! grep -qE '^[-+]group_thread_cnt' "$tmp/diff-again.log" || fail "--diff shows a change on an unchanged run"
+}
+t "6. --diff shows old -> new (and nothing once converged)" diff_shows_old_and_new
+
+# --- 7: a fleet of 20 hosts, forks 10 -------------------------------------------------------
+fleet_of_20_converges() {
+  local f=$tmp/fleet.ini n r
+  echo "[fleet]" > "$f"
+  for n in $(seq -w 1 20); do
+    r=$(newroot "host$n")
+    # Every other host has 4 CPUs online: auto caps the thread count at the CPUs (md0 4, md2 4).
+    if [ $((10#$n % 2)) -eq 0 ]; then
+      echo 0-3 > "$r/sys/devices/system/cpu/online"
+      echo "host$n ansible_connection=local mdtune_root=$r expect_md0=4 expect_md2=4" >> "$f"
+    else
+      echo "host$n ansible_connection=local mdtune_root=$r" >> "$f"
+    fi
+  done
+  play -i "$f" -f 10 "$books/tune.yml" -e expect_changed=true > "$tmp/fleet1.log" || { cat "$tmp/fleet1.log"; return 1; }
+  play -i "$f" -f 10 "$books/tune.yml" -e expect_changed=false > "$tmp/fleet2.log" || { cat "$tmp/fleet2.log"; return 1; }
+  for n in $(seq -w 1 20); do
+    recap "$tmp/fleet1.log" "host$n" 1 && recap "$tmp/fleet2.log" "host$n" 0 || return 1
+    r=$tmp/roots/host$n
+    if [ $((10#$n % 2)) -eq 0 ]; then expect_md "$r" md0 group_thread_cnt 4 || return 1
+    else expect_md "$r" md0 group_thread_cnt 8 && expect_md "$r" md2 group_thread_cnt 16 || return 1; fi
+    expect_md "$r" md0 stripe_cache_size 4096 || return 1
+  done
+  echo "20 hosts converged; second run changed nothing"
+}
+t "7. 20 hosts (local, own root each), forks 10: every host converges" fleet_of_20_converges
+
+# --- query, persist, revert ----------------------------------------------------------------
+query_persist_revert() {
+  local r; r=$(newroot lifecycle)
+  play -i "$(inv lifecycle "$r")" "$books/lifecycle.yml" || return 1
+  expect_md "$r" md0 group_thread_cnt 0 && expect_md "$r" md0 stripe_cache_size 256 || return 1
+  [ ! -e "$r/etc/udev/rules.d" ] || [ -z "$(ls -A "$r/etc/udev/rules.d")" ] ||
+    fail "reverted, but udev rules remain: $(ls "$r/etc/udev/rules.d")"
+  [ ! -e "$r/usr/local/sbin/mdtune" ] || fail "reverted, but usr/local/sbin/mdtune remains"
+}
+t "query + assert, persist, reverted" query_persist_revert
+
+# --- docs -----------------------------------------------------------------------------------
+docs_match_the_module() {
+  local r; r=$(newroot docs)
+  play -i "$(inv docs "$r")" "$books/docs.yml" -e mdtune_sidecar="$sidecar"
+}
+t "sidecar docs and the binary agree (options, defaults, return keys)" docs_match_the_module
+
+ansible_doc_renders_the_module() {
+  "$venv/bin/ansible-doc" -M "$tmp/library" mdtune > "$tmp/doc.txt" 2>&1 || { cat "$tmp/doc.txt"; return 1; }
+  for word in thread_policy group_thread_cnt stripe_cache_size sync_speed_max speed_limit_max persist \
+              reverted 'RETURN VALUES' rolled_back EXAMPLES 'hana_data'; do
+    grep -q -- "$word" "$tmp/doc.txt" || fail "ansible-doc output lacks '$word'"
+  done
+  ! grep -qiE '^\[?(ERROR|WARNING)' "$tmp/doc.txt" || { grep -iE 'ERROR|WARNING' "$tmp/doc.txt"; fail "ansible-doc complained"; }
+  "$venv/bin/ansible-doc" -M "$tmp/library" -j mdtune | "$venv/bin/python3" -c '
+import json, sys
+doc = json.load(sys.stdin)["mdtune"]["doc"]
+assert doc["attributes"]["check_mode"]["support"] == "full", doc["attributes"]
+assert doc["attributes"]["diff_mode"]["support"] == "full", doc["attributes"]
+print("ansible-doc -j: %d options, attributes ok" % len(doc["options"]))'
+}
+t "8a. ansible-doc -M <dir> mdtune renders the module" ansible_doc_renders_the_module
+
+# --- examples/ansible (library/ next to the playbook) -----------------------------------------
+example_playbook_converges() {
+  local r; r=$(newroot example); local ex=$repo/examples/ansible
+  local git0; git0=$(git -C "$repo" status --porcelain --ignored -- examples/demo-host examples/ansible 2>&1)
+  [ -x "$ex/library/mdtune" ] || fail "examples/ansible/library/mdtune does not resolve to an executable"
+  ANSIBLE_LIBRARY='' play -i "$ex/inventory.ini" "$ex/site.yml" -e mdtune_root="$r" > "$tmp/ex1.log" || { cat "$tmp/ex1.log"; return 1; }
+  ANSIBLE_LIBRARY='' play -i "$ex/inventory.ini" "$ex/site.yml" -e mdtune_root="$r" > "$tmp/ex2.log" || { cat "$tmp/ex2.log"; return 1; }
+  recap "$tmp/ex1.log" demo 1 && recap "$tmp/ex2.log" demo 0 || return 1
+  expect_md "$r" md0 group_thread_cnt 8 || return 1
+  ANSIBLE_LIBRARY='' play -i "$ex/inventory.ini" "$ex/revert.yml" -e mdtune_root="$r" || return 1
+  expect_md "$r" md0 group_thread_cnt 0 || return 1
+  # Without mdtune_root the demo refuses to run (it must never tune the machine it runs on).
+  if ANSIBLE_LIBRARY='' play -i "$ex/inventory.ini" "$ex/site.yml" > "$tmp/ex3.log" 2>&1; then
+    fail "site.yml ran without mdtune_root"
+  fi
+  grep -q 'mdtune_root' "$tmp/ex3.log" || { cat "$tmp/ex3.log"; fail "the refusal does not name mdtune_root"; }
+  ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -M "$ex/library" mdtune | grep -q thread_policy ||
+    fail "ansible-doc -M examples/ansible/library mdtune"
+  [ "$(git -C "$repo" status --porcelain --ignored -- examples/demo-host examples/ansible 2>&1)" = "$git0" ] ||
+    fail "the example wrote into the checkout: $(git -C "$repo" status --porcelain --ignored -- examples/demo-host examples/ansible)"
+}
+t "examples/ansible: library/ placement, converges, second run unchanged, revert" example_playbook_converges
+
+# --- the collection ---------------------------------------------------------------------------
+collection_builds_installs_and_runs() {
+  MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build" --no-cargo || return 1
+  local tarball; tarball=$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz) || return 1
+  tar -tzf "$tarball" | sort > "$tmp/tar.txt"
+  for f in MANIFEST.json FILES.json README.md meta/runtime.yml plugins/modules/mdtune \
+           plugins/modules/mdtune.yml tests/sanity/ignore-2.19.txt; do
+    grep -qxF "$f" "$tmp/tar.txt" || fail "$f missing from $tarball"
+  done
+  # An aarch64 build in target/ must ship as mdtune_aarch64, with its docs.
+  if [ -x "$repo/target/aarch64-unknown-linux-musl/release/mdtune" ]; then
+    grep -qxF plugins/modules/mdtune_aarch64 "$tmp/tar.txt" && grep -qxF plugins/modules/mdtune_aarch64.yml "$tmp/tar.txt" ||
+      fail "target/aarch64-unknown-linux-musl/release/mdtune exists but the collection lacks mdtune_aarch64"
+    [ "$(od -An -tx1 -j18 -N2 "$tmp/build/ansible_collections/mdtune/mdraid/plugins/modules/mdtune_aarch64" | tr -d ' ')" = b700 ] ||
+      fail "plugins/modules/mdtune_aarch64 is not an aarch64 ELF binary"
+    echo "collection carries the aarch64 build"
+  fi
+  "$venv/bin/ansible-galaxy" collection install -p "$tmp/collections" "$tarball" || return 1
+  if grep -qxF plugins/modules/mdtune_aarch64 "$tmp/tar.txt"; then
+    "$venv/bin/ansible-doc" mdtune.mdraid.mdtune_aarch64 | grep -q 'aarch64 build' || fail "ansible-doc mdtune.mdraid.mdtune_aarch64"
+  fi
+  "$venv/bin/ansible-doc" mdtune.mdraid.mdtune > "$tmp/cdoc.txt" || return 1
+  grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt" ||
+    fail "ansible-doc mdtune.mdraid.mdtune does not render"
+  local r; r=$(newroot collection)
+  ANSIBLE_LIBRARY='' play -i "$(inv collection "$r")" "$books/collection.yml"
+}
+t "8b. collection: build, install, ansible-doc mdtune.mdraid.mdtune, FQCN and per-arch name" \
+  collection_builds_installs_and_runs
+
+# Every task in the sidecar's EXAMPLES, in order, on one fake root (the root option added to each,
+# become dropped: the suite runs as the user it is); needs the collection installed by 8b.
+examples_in_the_docs_run() {
+  local r; r=$(newroot doc-examples)
+  "$venv/bin/python3" - "$sidecar" "$r" "$tmp/doc-examples.yml" <<'PY' || return 1
+import sys, yaml
+sidecar, root, out = sys.argv[1:]
+tasks = yaml.safe_load(yaml.safe_load(open(sidecar))["EXAMPLES"])
+modules = 0
+for task in tasks:
+    task.pop("become", None)
+    if str(task.get("action", "")).startswith("mdtune"):
+        task["args"]["root"] = root
+        modules += 1
+    for key in ("mdtune", "mdtune.mdraid.mdtune"):
+        if key in task:
+            task[key]["root"] = root
+            modules += 1
+assert modules >= 7, "expected at least 7 mdtune tasks in EXAMPLES, found %d" % modules
+play = [{"name": "EXAMPLES", "hosts": "all", "gather_facts": True, "gather_subset": ["min"], "tasks": tasks}]
+yaml.safe_dump(play, open(out, "w"), sort_keys=False)
+print("%d tasks, %d of them mdtune" % (len(tasks), modules))
+PY
+  ANSIBLE_LIBRARY=$tmp/library play -i "$(inv doc-examples "$r")" "$tmp/doc-examples.yml"
+}
+t "every EXAMPLES task of the docs runs (in order, on a fake root)" examples_in_the_docs_run
+
+t "ansible-test sanity on the built collection" env MDTUNE_VENV="$venv" "$here/sanity.sh" --no-cargo
+
+checkout_left_clean() {
+  local now; now=$(git -C "$repo" status --porcelain --ignored -- "${watched[@]}" 2>&1)
+  [ "$now" = "$git_before" ] || fail "the suite changed the checkout: $(diff <(echo "$git_before") <(echo "$now"))"
+}
+t "the suite wrote nothing into the checkout (${watched[*]})" checkout_left_clean
+
+finish
