@@ -10,8 +10,9 @@
 use crate::plan::Plan;
 use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
 use std::fmt;
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -173,7 +174,10 @@ pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), A
         return Err(ApplyError::NotKept {
             target: target.clone(),
             wrote: value,
-            kept: text.trim().to_string(),
+            kept: match text.trim() {
+                "" => "nothing (empty read)".to_string(),
+                kept => kept.to_string(),
+            },
         });
     }
     Ok(())
@@ -248,12 +252,14 @@ pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
         path: path.display().to_string(),
         source,
     };
-    fs::create_dir_all(&run).map_err(err)?;
+    // Neither run/ nor the lock file may lead out of the root.
+    let run = root.make_dir(&run).map_err(err)?;
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
+        .custom_flags(sysfs::O_NOFOLLOW)
+        .open(run.join("mdtune.lock"))
         .map_err(err)?;
     let start = Instant::now();
     loop {

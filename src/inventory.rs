@@ -198,14 +198,21 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory::default();
     for &limit in &scope.speed_limits {
         let path = root.speed_limit(limit);
-        let text = sysfs::read(&path).map_err(|e| read_err(&path, e))?;
+        let text = root
+            .confine_to_root(&path)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "missing or outside the root"))
+            .and_then(|p| sysfs::read(&p))
+            .map_err(|e| read_err(&path, e))?;
         let n = text.trim().parse().map_err(|_| InventoryError::Number {
             path: path.display().to_string(),
             text: text.trim().to_string(),
         })?;
         inv.speed_limits.insert(limit, n);
     }
-    inv.online_cpus = read_opt(&root.cpus_online())?.and_then(|t| sysfs::parse_cpu_list(&t));
+    inv.online_cpus = match root.confine(&root.cpus_online()) {
+        Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
+        None => None,
+    };
 
     let block_names = list(&root.block_dir());
     let mut md_names: Vec<&String> = block_names
@@ -225,12 +232,15 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         cache: HashMap::new(),
     };
     for name in md_names {
-        // An md device whose directory resolves outside sys/ is not ours to read.
-        let Some(dir) = root.confine(&root.block(name)) else {
+        // An md device whose directory (or md/) resolves outside sys/ is not ours to read.
+        let (Some(dir), Some(md)) = (
+            root.confine(&root.block(name)),
+            root.confine(&root.block(name).join("md")),
+        ) else {
             continue;
         };
         inv.arrays
-            .push(read_array(name, &dir, &devnames, &by_id, &mut queues)?);
+            .push(read_array(name, &dir, &md, &devnames, &by_id, &mut queues)?);
     }
     Ok(inv)
 }
@@ -238,11 +248,11 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
 fn read_array(
     name: &str,
     dir: &Path,
+    md: &Path,
     devnames: &HashMap<String, Vec<String>>,
     by_id: &HashMap<String, Vec<String>>,
     queues: &mut Queues,
 ) -> Result<Array, InventoryError> {
-    let md = dir.join("md");
     let text = |f: &str| -> Result<String, InventoryError> {
         Ok(read_opt(&md.join(f))?
             .unwrap_or_default()
@@ -279,7 +289,7 @@ fn read_array(
         }),
     };
     let mut members = Vec::new();
-    for (member, target) in member_links(dir) {
+    for (member, target) in member_links(dir, md) {
         members.push(queues.member(&member, &target));
     }
     let mut names = devnames.get(name).cloned().unwrap_or_default();
@@ -299,7 +309,7 @@ fn read_array(
 
 /// The array's members as (name, link path): `slaves/*`, or `md/dev-*/block` when `slaves/` is
 /// empty.
-fn member_links(dir: &Path) -> Vec<(String, PathBuf)> {
+fn member_links(dir: &Path, md: &Path) -> Vec<(String, PathBuf)> {
     let slaves: Vec<(String, PathBuf)> = list(&dir.join("slaves"))
         .into_iter()
         .map(|m| {
@@ -310,11 +320,11 @@ fn member_links(dir: &Path) -> Vec<(String, PathBuf)> {
     if !slaves.is_empty() {
         return slaves;
     }
-    list(&dir.join("md"))
+    list(md)
         .into_iter()
         .filter_map(|d| {
             let m = d.strip_prefix("dev-")?.to_string();
-            let p = dir.join("md").join(&d).join("block");
+            let p = md.join(&d).join("block");
             Some((m, p))
         })
         .collect()

@@ -13,12 +13,14 @@ use crate::apply::{ApplyError, Target, Write};
 use crate::inventory::Inventory;
 use crate::plan::{ArrayPlan, Change, LimitChange, Plan, Source};
 use crate::report::Diff;
-use crate::sysfs::{Attr, Kind, Root, SpeedLimit, Value};
+use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fs;
+use std::fs::OpenOptions;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The persisted desired state, under `etc/mdtune/`.
@@ -90,14 +92,20 @@ pub fn display(root: &Root, path: &Path) -> String {
     }
 }
 
-fn read_opt(path: &Path) -> Result<Option<Vec<u8>>, PersistError> {
-    match fs::read(path) {
+/// Reads a file inside the root, `None` when it does not exist. Neither its directory nor the
+/// file itself may be a link out of the root.
+fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, PersistError> {
+    let err = |source| PersistError::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    let Some(real) = root.real_file(path).map_err(err)? else {
+        return Ok(None);
+    };
+    match sysfs::read_bytes(&real) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(PersistError::Read {
-            path: path.display().to_string(),
-            source,
-        }),
+        Err(source) => Err(err(source)),
     }
 }
 
@@ -131,7 +139,7 @@ pub fn plan_files(
         .into_iter()
         .map(|(path, new, mode)| {
             Ok(FilePlan {
-                old: read_opt(&path)?,
+                old: read_opt(root, &path)?,
                 path,
                 new,
                 mode,
@@ -139,7 +147,7 @@ pub fn plan_files(
         })
         .collect::<Result<Vec<_>, PersistError>>()?;
     let path = root.etc().join(MANIFEST_FILE);
-    let old = read_opt(&path)?;
+    let old = read_opt(root, &path)?;
     let mut created = manifest_entries(old.as_deref());
     created.extend(
         plans
@@ -167,26 +175,45 @@ fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Writes `bytes` to `path` atomically: a temp file beside it, then a rename.
-fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
+/// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
+/// a link in place of `path` rather than following it). The directory must stay in the root.
+fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = dir.join(format!(".{name}.mdtune-{}", std::process::id()));
-    let result = fs::write(&tmp, bytes)
+    let _ = fs::remove_file(&tmp);
+    let result = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
         .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)))
-        .and_then(|()| fs::rename(&tmp, path));
+        .and_then(|()| fs::rename(&tmp, dir.join(name.as_ref())));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
 }
 
+/// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
+/// when it does not exist.
+fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
+    let Some(real) = root.real_file(path)? else {
+        return Ok(false);
+    };
+    match fs::remove_file(real) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Writes the due files. On failure, the files already written get their old contents back.
-pub fn write_files(files: &[FilePlan]) -> Result<(), PersistError> {
+pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
-        if let Err(source) = write_atomic(&f.path, &f.new, f.mode) {
-            undo_files(&files[..i]);
+        if let Err(source) = write_atomic(root, &f.path, &f.new, f.mode) {
+            undo_files(root, &files[..i]);
             return Err(PersistError::Write {
                 path: f.path.display().to_string(),
                 source,
@@ -197,11 +224,11 @@ pub fn write_files(files: &[FilePlan]) -> Result<(), PersistError> {
 }
 
 /// Puts back the previous contents of due files (removing the ones that did not exist).
-pub fn undo_files(files: &[FilePlan]) {
+pub fn undo_files(root: &Root, files: &[FilePlan]) {
     for f in files.iter().filter(|f| f.is_due()) {
         let _ = match &f.old {
-            Some(old) => write_atomic(&f.path, old, f.mode),
-            None => fs::remove_file(&f.path),
+            Some(old) => write_atomic(root, &f.path, old, f.mode),
+            None => remove_file(root, &f.path).map(|_| ()),
         };
     }
 }
@@ -209,12 +236,13 @@ pub fn undo_files(files: &[FilePlan]) {
 /// Reads the persisted input, `None` when nothing is persisted.
 pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     let path = root.etc().join(STATE_FILE);
-    Ok(read_opt(&path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// The originals saved before the first change, by key (array uuid, `md-<name>`, `system`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Originals {
+    root: Root,
     dir: PathBuf,
     files: BTreeMap<String, Saved>,
 }
@@ -256,7 +284,17 @@ impl Originals {
     pub fn load(root: &Root) -> Result<Originals, PersistError> {
         let dir = root.saved_state();
         let mut files = BTreeMap::new();
-        let entries = match fs::read_dir(&dir) {
+        // The directory must not lead out of the root (each file is read with O_NOFOLLOW).
+        let real = match root.real_file(&dir) {
+            Ok(r) => r.unwrap_or_else(|| dir.clone()),
+            Err(source) => {
+                return Err(PersistError::Read {
+                    path: dir.display().to_string(),
+                    source,
+                })
+            }
+        };
+        let entries = match fs::read_dir(&real) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
                 .map(|e| e.path())
@@ -278,7 +316,7 @@ impl Originals {
             else {
                 continue;
             };
-            let bytes = read_opt(&path)?.unwrap_or_default();
+            let bytes = read_opt(root, &path)?.unwrap_or_default();
             let corrupt = |why: &str| PersistError::Corrupt {
                 path: path.display().to_string(),
                 why: why.to_string(),
@@ -300,7 +338,11 @@ impl Originals {
             }
             files.insert(key.to_string(), saved);
         }
-        Ok(Originals { dir, files })
+        Ok(Originals {
+            root: root.clone(),
+            dir,
+            files,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -336,6 +378,7 @@ impl Originals {
         let mut text = serde_json::to_string_pretty(&body).unwrap_or_default();
         text.push('\n');
         write_atomic(
+            &self.root,
             &self.dir.join(format!("{key}.json")),
             text.as_bytes(),
             0o600,
@@ -431,12 +474,12 @@ impl Originals {
 }
 
 /// Removes `paths` that exist; returns the ones removed.
-pub fn remove(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PersistError> {
+pub fn remove(root: &Root, paths: &[PathBuf]) -> Result<Vec<PathBuf>, PersistError> {
     let mut removed = Vec::new();
     for p in paths {
-        match fs::remove_file(p) {
-            Ok(()) => removed.push(p.clone()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        match remove_file(root, p) {
+            Ok(true) => removed.push(p.clone()),
+            Ok(false) => {}
             Err(source) => {
                 return Err(PersistError::Remove {
                     path: p.display().to_string(),
@@ -452,7 +495,7 @@ pub fn remove(paths: &[PathBuf]) -> Result<Vec<PathBuf>, PersistError> {
 /// only when the manifest says `persist` created it.
 pub fn persisted_paths(root: &Root) -> Result<Vec<PathBuf>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
-    let created = manifest_entries(read_opt(&manifest)?.as_deref());
+    let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
     let mut paths = vec![root.etc().join(STATE_FILE), root.udev_rule(RULE_FILE)];
     let binary = root.installed_binary();
     if created.contains(&display(root, &binary)) {

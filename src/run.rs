@@ -128,7 +128,7 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     };
     // Files first: if one cannot be written, no kernel value has been touched yet.
     if real {
-        if let Err(e) = persist::write_files(&files) {
+        if let Err(e) = persist::write_files(root, &files) {
             return fail(e, Exit::Failed);
         }
     }
@@ -136,7 +136,7 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         let mut originals = match Originals::load(root) {
             Ok(o) => o,
             Err(e) => {
-                persist::undo_files(&files);
+                persist::undo_files(root, &files);
                 return fail(e, Exit::Failed);
             }
         };
@@ -148,7 +148,7 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     };
     if outcome.failure.is_some() {
         // All or nothing: the persisted files go back with the kernel values.
-        persist::undo_files(&files);
+        persist::undo_files(root, &files);
         persisted = Persist::default();
     }
     let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
@@ -190,7 +190,7 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         }
         paths.retain(|p| p.symlink_metadata().is_ok());
         if real {
-            if let Err(e) = persist::remove(&paths) {
+            if let Err(e) = persist::remove(root, &paths) {
                 return fail(e, Exit::Failed);
             }
         }

@@ -8,7 +8,8 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The system root every path is built from (`/` on a real host).
@@ -102,6 +103,43 @@ impl Root {
         let real = fs::canonicalize(path).ok()?;
         real.starts_with(&self.base).then_some(real)
     }
+
+    /// The real path of a file whose directory must be inside the root: `Ok(None)` when the
+    /// directory does not exist, an error when it leads out of the root. The file itself is not
+    /// resolved: open it with `O_NOFOLLOW` (or replace it with a rename).
+    pub fn real_file(&self, path: &Path) -> io::Result<Option<PathBuf>> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(outside(path));
+        };
+        if !dir.exists() {
+            return Ok(None);
+        }
+        match self.confine_to_root(dir) {
+            Some(real) => Ok(Some(real.join(name))),
+            None => Err(outside(path)),
+        }
+    }
+
+    /// Creates `dir` and its missing parents inside the root and returns its real path; refused
+    /// when an existing part of it leads out of the root.
+    pub fn make_dir(&self, dir: &Path) -> io::Result<PathBuf> {
+        let mut existing = dir;
+        while !existing.exists() {
+            existing = existing.parent().ok_or_else(|| outside(dir))?;
+        }
+        if self.confine_to_root(existing).is_none() {
+            return Err(outside(dir));
+        }
+        fs::create_dir_all(dir)?;
+        self.confine_to_root(dir).ok_or_else(|| outside(dir))
+    }
+}
+
+fn outside(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("{} leads out of the root", path.display()),
+    )
 }
 
 /// The system-wide resync limits in `/proc/sys/dev/raid`.
@@ -297,15 +335,51 @@ pub fn parse_cpu_list(text: &str) -> Option<u64> {
 }
 
 /// Reads a small kernel file as text.
+///
+/// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
+/// resolve the directory once with [`Root::confine`], so a file in it cannot lead out of the root.
 pub fn read(path: &Path) -> io::Result<String> {
-    fs::read_to_string(path)
+    String::from_utf8(read_bytes(path)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }
+
+/// Reads a whole file without following a symlink in its last component.
+pub fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NOFOLLOW)
+        .open(path)?
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// `O_NOFOLLOW` from the kernel's uapi headers (not exported by std): arm, arm64 and powerpc use
+/// their own value, every other Linux architecture the generic one.
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+))]
+pub const O_NOFOLLOW: i32 = 0o100000;
+#[cfg(not(any(
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+)))]
+pub const O_NOFOLLOW: i32 = 0o400000;
 
 /// Opens an existing attribute file for writing: `O_WRONLY|O_TRUNC` and never `O_CREAT`. On
 /// sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test root made of
 /// regular files needs the truncate (sysfs ignores it). Nothing is written yet.
 pub fn open_for_write(path: &Path) -> io::Result<fs::File> {
-    OpenOptions::new().write(true).truncate(true).open(path)
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(O_NOFOLLOW)
+        .open(path)
 }
 
 /// Writes `text` and a newline in one `write(2)`, as `echo` does.

@@ -1,0 +1,603 @@
+//! What a hostile input or a hostile root cannot make mdtune do (contract sections 2 and 4,
+//! docs/reliability.md): write through a link out of `sys/`, treat a device outside `sys/` as an
+//! array, accept a selector or a udev name that could walk out of `sys/block`, write an attribute
+//! outside the fixed list, start another program, or write anywhere but the paths the contract
+//! names. All through the real binary on fake roots.
+
+mod common;
+
+use common::fakeroot::{demo_host, FakeRoot, MdSpec};
+use common::{bin, run, run_args, scratch};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::fs::{symlink, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::SystemTime;
+
+/// The md attributes mdtune may write (contract section 4: a fixed list).
+const FIXED: &[&str] = &[
+    "group_thread_cnt",
+    "stripe_cache_size",
+    "preread_bypass_threshold",
+    "skip_copy",
+    "sync_speed_min",
+    "sync_speed_max",
+    "sync_force_parallel",
+];
+
+/// One entry of a directory tree, links not followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Node {
+    Dir(SystemTime, u32),
+    File(Vec<u8>, SystemTime, u32),
+    Link(PathBuf),
+    Other(SystemTime, u32),
+}
+
+/// Every entry under `dir` (relative path -> what it is), without following links.
+fn tree(dir: &Path) -> BTreeMap<String, Node> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let meta = fs::symlink_metadata(&d).unwrap();
+        let rel = d.strip_prefix(dir).unwrap().display().to_string();
+        out.insert(
+            rel.clone(),
+            Node::Dir(meta.modified().unwrap(), meta.mode()),
+        );
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let m = fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            if m.is_dir() {
+                stack.push(p);
+            } else if m.file_type().is_symlink() {
+                out.insert(rel, Node::Link(fs::read_link(&p).unwrap()));
+            } else if m.is_file() {
+                out.insert(
+                    rel,
+                    Node::File(fs::read(&p).unwrap(), m.modified().unwrap(), m.mode()),
+                );
+            } else {
+                out.insert(rel, Node::Other(m.modified().unwrap(), m.mode()));
+            }
+        }
+    }
+    out
+}
+
+/// Paths (relative) that were added, removed or changed between two trees.
+fn changed(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node>) -> Vec<String> {
+    before
+        .keys()
+        .chain(after.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// True if and only if the contract names `rel` (relative to the root) as a path mdtune may
+/// write: md attributes from the fixed list, the system speed limits, the lock, the saved
+/// originals, the persisted state, the udev rule and the installed binary (and the directories
+/// that hold them, whose modification time changes when an entry is added).
+fn contract_path(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let md_attr = parts.first() == Some(&"sys")
+        && parts.len() >= 3
+        && parts[parts.len() - 2] == "md"
+        && FIXED.contains(&parts[parts.len() - 1]);
+    let under = |dir: &str| rel.strip_prefix(dir).is_some_and(|r| !r.contains('/'));
+    md_attr
+        || matches!(
+            rel,
+            "proc/sys/dev/raid/speed_limit_min"
+                | "proc/sys/dev/raid/speed_limit_max"
+                | "run/mdtune.lock"
+                | "etc/udev/rules.d/90-mdtune.rules"
+                | "usr/local/sbin/mdtune"
+                // Directories that gain an entry.
+                | ""
+                | "run"
+                | "run/mdtune"
+                | "etc"
+                | "etc/mdtune"
+                | "etc/udev"
+                | "etc/udev/rules.d"
+                | "usr"
+                | "usr/local"
+                | "usr/local/sbin"
+        )
+        || under("run/mdtune/")
+        || under("etc/mdtune/")
+}
+
+fn assert_only_contract_paths(what: &str, before: &BTreeMap<String, Node>, dir: &Path) {
+    let after = tree(dir);
+    let outside: Vec<String> = changed(before, &after)
+        .into_iter()
+        .filter(|p| !contract_path(p))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "{what} wrote outside the contract's paths: {outside:?}"
+    );
+}
+
+/// An outside directory next to the root, with one file whose content and mtime are watched.
+fn outside_file(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let out = dir.join("outside");
+    fs::create_dir_all(&out).unwrap();
+    let f = out.join(name);
+    fs::write(&f, content).unwrap();
+    f
+}
+
+#[test]
+fn a_link_out_of_sys_is_never_followed_for_writing() {
+    let top = scratch("link-out");
+    let dir = top.join("root");
+    let r = demo_host(&dir);
+    let target = outside_file(&top, "stripe_cache_size", "256\n");
+    let attr = r.md_attr("md0", "stripe_cache_size");
+    fs::remove_file(&attr).unwrap();
+    symlink(&target, &attr).unwrap();
+    let outside = tree(&top.join("outside"));
+    let before = tree(&dir);
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md0", "group_thread_cnt": 4, "stripe_cache_size": 4096}]}),
+    );
+    // The link is refused before anything is written: reads do not follow it (O_NOFOLLOW).
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.msg().contains("md0/md/stripe_cache_size") && out.msg().contains("symbolic links"),
+        "{}",
+        out.msg()
+    );
+    assert_eq!(out.json["changed"], false);
+    assert_eq!(
+        tree(&top.join("outside")),
+        outside,
+        "the outside file was touched"
+    );
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0", "rolled back");
+    assert_only_contract_paths("a refused run", &before, &dir);
+}
+
+#[test]
+fn an_md_device_linked_from_outside_sys_is_not_an_array() {
+    let top = scratch("device-out");
+    let dir = top.join("root");
+    demo_host(&dir);
+    // A complete raid5 md9 in another tree, linked into the root's sys/block.
+    let mut other = FakeRoot::new(&top.join("outside"), 4);
+    let d = other.nvme(40, 8);
+    other.md("md9", &MdSpec::level("raid5", 9), &[&d]);
+    symlink(other.device_dir("md9"), dir.join("sys/block/md9")).unwrap();
+    let outside = tree(&top.join("outside"));
+
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md*", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let names: Vec<&str> = out.json["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"md9"), "{names:?}");
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md9", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.msg().contains("matches no md array"), "{}", out.msg());
+    assert_eq!(
+        tree(&top.join("outside")),
+        outside,
+        "the outside tree was touched"
+    );
+}
+
+#[test]
+fn selectors_that_could_leave_sys_are_refused_before_anything_is_read_or_written() {
+    let dir = scratch("selectors");
+    demo_host(&dir);
+    let before = tree(&dir);
+    for bad in [
+        "../md0",
+        "md0/../../etc",
+        "..",
+        ".",
+        "/dev/md0",
+        "/etc/passwd",
+        "md0/md/stripe_cache_size",
+        "/dev/md/../md0",
+        "/dev/md/a/b",
+        "/dev/md/",
+        "/sys/block/md0",
+        "md\n0",
+        "md0\t",
+        "md\u{0}0",
+        "md\u{1b}[0m",
+        "md\u{7f}",
+        "",
+    ] {
+        let out = run(
+            &dir,
+            json!({"arrays": [{"name": bad, "stripe_cache_size": 4096}]}),
+        );
+        assert_eq!(out.code, 2, "{bad:?}: {}", out.stdout);
+        assert_eq!(out.json["failed"], true);
+        assert!(
+            out.msg().starts_with("arrays[0].name:"),
+            "{bad:?}: {}",
+            out.msg()
+        );
+    }
+    for bad in ["../../etc/passwd", "a1b2c3d4:e5f60718:293a4b5c:6d7e8f90/.."] {
+        let out = run(&dir, json!({"arrays": [{"uuid": bad}]}));
+        assert_eq!(out.code, 2, "{bad:?}: {}", out.stdout);
+        assert!(out.msg().starts_with("arrays[0].uuid:"), "{}", out.msg());
+    }
+    assert_eq!(changed(&before, &tree(&dir)), Vec::<String>::new());
+}
+
+#[test]
+fn udev_names_that_could_leave_sys_are_refused() {
+    let dir = scratch("udev-names");
+    let r = demo_host(&dir);
+    let out = run(
+        &dir,
+        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // After a reboot the kernel default is back; only a valid --udev name may restore it.
+    r.set_md("md0", "stripe_cache_size", "256");
+    let before = tree(&dir);
+    let root = dir.display().to_string();
+    for bad in [
+        "../md0",
+        "md0/../md0",
+        "/sys/block/md0",
+        "md0\n",
+        "",
+        "..",
+        "md*",
+    ] {
+        let out = Command::new(bin())
+            .args(["--udev", bad, "--root", &root])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--udev {bad:?}");
+        assert_eq!(
+            changed(&before, &tree(&dir)),
+            Vec::<String>::new(),
+            "{bad:?}"
+        );
+    }
+    let ok = Command::new(bin())
+        .args(["--udev", "md0", "--root", &root])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
+}
+
+#[test]
+fn attribute_names_come_only_from_the_fixed_list() {
+    let dir = scratch("fixed-list");
+    let r = demo_host(&dir);
+    // Files the kernel has and mdtune must never write, and one a hostile root added.
+    r.set_md("md0", "evil", "0");
+    let before = tree(&dir);
+    for key in [
+        "array_state",
+        "sync_action",
+        "level",
+        "rmw_level",
+        "evil",
+        "../../../etc/passwd",
+        "md/stripe_cache_size",
+        "stripe_cache_size/",
+        "STRIPE_CACHE_SIZE",
+    ] {
+        let out = run(&dir, json!({"arrays": [{"name": "md0", key: "0"}]}));
+        assert_eq!(out.code, 2, "{key:?}: {}", out.stdout);
+        assert!(
+            out.msg().contains(&format!("unknown key arrays[0].{key}")),
+            "{}",
+            out.msg()
+        );
+    }
+    assert_eq!(changed(&before, &tree(&dir)), Vec::<String>::new());
+    // A run that sets everything writes only files of the fixed list under md/.
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md*", "stripe_cache_size": 4096, "preread_bypass_threshold": 2,
+            "skip_copy": true, "sync_speed_min": 5000, "sync_speed_max": 50000,
+            "sync_force_parallel": true}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let written = changed(&before, &tree(&dir));
+    assert!(written
+        .iter()
+        .any(|p| p.ends_with("md/sync_force_parallel")));
+    let wrong: Vec<&String> = written
+        .iter()
+        .filter(|p| {
+            p.starts_with("sys/") && !FIXED.iter().any(|a| p.ends_with(&format!("/md/{a}")))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// Runs the binary under `strace -f` and returns the traced program starts (execve/execveat)
+/// and the process ids seen.
+fn traced(args: &[&str], stdin: &str) -> (Vec<String>, BTreeSet<String>, Value) {
+    assert!(
+        Path::new("/usr/bin/strace").exists(),
+        "strace is missing: this test needs it (apt-get install strace)"
+    );
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let log = std::env::temp_dir().join(format!("mdtune-strace-{}-{n}.log", std::process::id()));
+    let mut child = Command::new("/usr/bin/strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=execve,execveat,fork,vfork,clone,clone3",
+            "-o",
+        ])
+        .arg(&log)
+        .arg("--")
+        .arg(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    let _ = fs::remove_file(&log);
+    assert!(
+        !text.is_empty(),
+        "strace produced nothing (is ptrace allowed here?): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let execs = text
+        .lines()
+        .filter(|l| l.contains("execve(") || l.contains("execveat("))
+        .map(String::from)
+        .collect();
+    let pids = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (execs, pids, json)
+}
+
+#[test]
+fn no_shell_or_other_program_is_ever_started() {
+    let dir = scratch("no-exec");
+    demo_host(&dir);
+    let root = dir.display().to_string();
+    let tune = json!({"root": root, "persist": true, "speed_limit_max": 300000,
+        "arrays": [{"name": "md*", "stripe_cache_size": 4096, "sync_speed_max": 50000}]});
+    let refused = json!({"root": root, "arrays": [{"name": "md0", "stripe_cache_size": 4096,
+        "preread_bypass_threshold": 5000}]});
+    let runs: Vec<(Vec<&str>, String)> = vec![
+        (vec!["-"], tune.to_string()),
+        (vec!["--udev", "md0", "--root", &root], String::new()),
+        (
+            vec!["-"],
+            json!({"root": root, "state": "query"}).to_string(),
+        ),
+        (vec!["-"], refused.to_string()),
+        (
+            vec!["-"],
+            json!({"root": root, "state": "reverted"}).to_string(),
+        ),
+        (vec!["-"], "not json".to_string()),
+    ];
+    for (args, stdin) in runs {
+        let (execs, pids, json) = traced(&args, &stdin);
+        assert_eq!(
+            execs.len(),
+            1,
+            "mdtune {args:?} started another program: {execs:#?}"
+        );
+        assert!(execs[0].contains(bin()), "{execs:?}");
+        assert_eq!(
+            pids.len(),
+            1,
+            "mdtune {args:?} made a child process: {pids:?}"
+        );
+        if args == ["-"] && stdin.starts_with('{') {
+            assert!(json.is_object(), "mdtune {args:?} printed no JSON");
+        }
+    }
+}
+
+#[test]
+fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_names() {
+    let dir = scratch("paths");
+    let r = demo_host(&dir);
+    r.set_md("md0", "evil", "0");
+    let before = tree(&dir);
+    let out = run(
+        &dir,
+        json!({"persist": true, "speed_limit_min": 2000, "speed_limit_max": 300000,
+            "arrays": [{"name": "md*", "stripe_cache_size": 4096, "preread_bypass_threshold": 2,
+            "skip_copy": true, "sync_speed_min": 5000, "sync_speed_max": 50000,
+            "sync_force_parallel": true}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let written = changed(&before, &tree(&dir));
+    for expected in [
+        "usr/local/sbin/mdtune",
+        "etc/udev/rules.d/90-mdtune.rules",
+        "etc/mdtune/mdtune.json",
+        "run/mdtune.lock",
+        "proc/sys/dev/raid/speed_limit_max",
+    ] {
+        assert!(
+            written.iter().any(|p| p == expected),
+            "{expected} not written: {written:?}"
+        );
+    }
+    assert_only_contract_paths("a persist run", &before, &dir);
+
+    r.set_md("md0", "stripe_cache_size", "256");
+    let ok = Command::new(bin())
+        .args(["--udev", "md0", "--root"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert_only_contract_paths("a udev replay", &before, &dir);
+
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_only_contract_paths("a revert", &before, &dir);
+    let after = tree(&dir);
+    assert!(!after.contains_key("usr/local/sbin/mdtune"));
+    assert!(!after.contains_key("etc/mdtune/mdtune.json"));
+}
+
+/// BUG (src/inventory.rs, `read_array`, and src/sysfs.rs, `read`): the md/ files of an array
+/// are read through any symlink, also one leading out of the root, and their text is copied into
+/// the report (`level`, `array_state`) or into the error message (a value that does not parse).
+/// Whoever can write the root (a container's or chroot's owner, see docs/reliability.md) can
+/// make a root-run mdtune print any file of the host, e.g. /etc/shadow. Contract section 4:
+/// "Never follow a selector or a link out of sys/ under root". Expected: such a file is refused
+/// (or treated as absent) and its content never appears in the output.
+#[test]
+fn files_read_under_sys_are_never_read_through_a_link_out_of_the_root() {
+    let top = scratch("read-out");
+    let dir = top.join("root");
+    let r = demo_host(&dir);
+    let secret = outside_file(&top, "shadow", "root:SECRET-HASH:19000:0:99999:7:::\n");
+    for attr in ["level", "stripe_cache_size"] {
+        let path = r.md_attr("md0", attr);
+        let keep = fs::read(&path).unwrap();
+        fs::remove_file(&path).unwrap();
+        symlink(&secret, &path).unwrap();
+        let out = run_args(
+            &["-"],
+            &json!({"root": dir, "check_mode": true, "arrays": [{"name": "md0"}]}).to_string(),
+            &[],
+        );
+        assert!(
+            !out.stdout.contains("SECRET-HASH"),
+            "md0/md/{attr} linked to a file outside the root: its content is in the output: {}",
+            out.stdout
+        );
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, keep).unwrap();
+    }
+}
+
+/// The lock, the saved originals and the persisted files are never created, rewritten or
+/// removed through links in `run/`, `etc/` or `usr/local/sbin/` that lead out of the root.
+#[test]
+fn persisted_files_and_the_lock_are_never_written_through_a_link_out_of_the_root() {
+    let top = scratch("persist-out");
+    let dir = top.join("root");
+    demo_host(&dir);
+    let outside = top.join("outside");
+    for (link, name) in [
+        ("run", "run"),
+        ("etc/mdtune", "etc-mdtune"),
+        ("etc/udev", "etc-udev"),
+        ("usr", "usr"),
+    ] {
+        let target = outside.join(name);
+        fs::create_dir_all(&target).unwrap();
+        let path = dir.join(link);
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        symlink(&target, &path).unwrap();
+    }
+    let before = tree(&outside);
+    let out = run(
+        &dir,
+        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+    );
+    let written = changed(&before, &tree(&outside));
+    assert!(
+        written.is_empty(),
+        "written outside the root (run exited {}): {written:?}",
+        out.code
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.msg().contains("leads out of the root"), "{}", out.msg());
+    // With run/ inside the root, the persisted files still refuse the linked etc/ and usr/.
+    fs::remove_file(dir.join("run")).unwrap();
+    fs::create_dir(dir.join("run")).unwrap();
+    let out = run(
+        &dir,
+        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.msg().contains("leads out of the root"), "{}", out.msg());
+    assert!(changed(&before, &tree(&outside)).is_empty());
+}
+
+#[test]
+fn a_device_stack_that_loops_or_leaves_sys_does_not_hang_or_escape_the_run() {
+    let top = scratch("loops");
+    let dir = top.join("root");
+    let mut r = FakeRoot::new(&dir, 8);
+    // dm-0 and dm-1 each list the other (and themselves) in slaves/: a hostile or broken tree.
+    let a = r.dm_linear(0, &[]);
+    let b = r.dm_linear(1, &[]);
+    let (da, db) = (r.device_dir(&a), r.device_dir(&b));
+    for (from, to, name) in [
+        (&da, &db, &b),
+        (&db, &da, &a),
+        (&da, &da, &a),
+        (&db, &db, &b),
+    ] {
+        symlink(to, from.join("slaves").join(name)).unwrap();
+    }
+    // dm-2 has one lower device outside the root.
+    let c = r.dm_linear(2, &[]);
+    let mut other = FakeRoot::new(&top.join("outside"), 4);
+    let far = other.nvme(9, 64);
+    symlink(
+        other.device_dir(&far),
+        r.device_dir(&c).join("slaves").join(&far),
+    )
+    .unwrap();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&a, &b]);
+    r.md("md1", &MdSpec::level("raid5", 2), &[&c]);
+    let start = std::time::Instant::now();
+    let out = run(&dir, json!({}));
+    assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // Neither array's queues are known, so auto leaves both unchanged, with a warning each.
+    assert_eq!(out.json["changed"], false, "{}", out.stdout);
+    assert_eq!(out.array("md0")["hw_queues"], Value::Null);
+    assert_eq!(out.array("md1")["hw_queues"], Value::Null);
+    let warnings = out.json["warnings"].to_string();
+    assert!(warnings.contains("deeper than"), "{warnings}");
+    assert!(
+        warnings.contains("does not resolve inside sys/"),
+        "{warnings}"
+    );
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+    assert_eq!(r.read_md("md1", "group_thread_cnt"), "0");
+}
