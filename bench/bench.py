@@ -1,0 +1,684 @@
+#!/usr/bin/env python3
+"""mdtune benchmarks: scaling, Ansible and Salt side by side, system calls.
+
+Run through bench/run.sh, which builds the binaries and passes their paths. Everything runs in
+one temporary directory (fake roots made by `examples/mkroot.rs`, Ansible and Salt config and
+caches); nothing outside it is written except the results file.
+
+Every comparison is measured side by side: each round runs every contender once, in turn, on
+the same converged fake root, and the tables report the median over the rounds, the spread
+(min-max) and ratios of medians. No single timing is ever reported.
+
+Standard library only; Ansible and Salt are run from the venv given by --venv.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# The settings every contender converges: the same three attributes on every array.
+SETTINGS = {"group_thread_cnt": 4, "stripe_cache_size": 4096, "sync_speed_max": 500000}
+# What the kernel prints for sync_speed_* once an array has its own value.
+SYNC_SPEED_ATTRS = ("sync_speed_min", "sync_speed_max")
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def run(argv, **kw):
+    """Runs a command, failing loudly with its output when it fails."""
+    p = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise SystemExit(
+            f"bench: {' '.join(map(str, argv))} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+        )
+    return p
+
+
+def timed(argv, **kw):
+    """(wall, cpu) seconds of one run; cpu is the child's user + system time (wait4), which a
+    busy machine disturbs less than the wall time. Output discarded; fails when the command fails.
+    """
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=False, **kw)
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(map(str, argv))} exited {p.returncode}")
+    return dt, ru.ru_utime + ru.ru_stime
+
+
+class Stats:
+    def __init__(self, samples):
+        self.samples = sorted(samples)
+        self.median = statistics.median(self.samples)
+
+    def ms(self, digits=1):
+        return f"{self.median * 1e3:.{digits}f}"
+
+    def spread_ms(self, digits=1):
+        return f"{self.samples[0] * 1e3:.{digits}f}-{self.samples[-1] * 1e3:.{digits}f}"
+
+    def s(self):
+        return f"{self.median:.2f}"
+
+    def spread_s(self):
+        return f"{self.samples[0]:.2f}-{self.samples[-1]:.2f}"
+
+
+def side_by_side(contenders, rounds, before_each=None):
+    """Runs each contender once per round, in turn; returns {name: Stats}.
+
+    `contenders` is a list of (name, callable returning seconds). `before_each(name)` runs before
+    every timed call, outside the timing (used to make the fake root print what the kernel prints).
+    """
+    samples = {name: [] for name, _ in contenders}
+    cpu = {name: [] for name, _ in contenders}
+    for r in range(rounds):
+        # Rotate the order each round so no contender always runs first (cold caches, CPU boost).
+        order = contenders[r % len(contenders):] + contenders[: r % len(contenders)]
+        for name, fn in order:
+            if before_each:
+                before_each(name)
+            t = fn()
+            if isinstance(t, tuple):
+                t, c = t
+                cpu[name].append(c)
+            samples[name].append(t)
+    stats = {name: Stats(s) for name, s in samples.items()}
+    for name, c in cpu.items():
+        if c:
+            stats[name].cpu = Stats(c)
+    return stats
+
+
+# --- fake roots ------------------------------------------------------------------------------------
+
+def md_names(root):
+    block = os.path.join(root, "sys/block")
+    return sorted(
+        (n for n in os.listdir(block) if os.path.isdir(os.path.join(block, n, "md"))),
+        key=lambda n: int(n[2:]),
+    )
+
+
+def kernelize(root):
+    """Makes the root print sync_speed_* as the kernel does ("500000 (local)", "200000 (system)").
+
+    mdtune and `echo` write a bare number, which a regular file then keeps; a kernel never prints
+    one. Without this, Salt's sysfs.present would compare equal on a fake root and not on a host.
+    """
+    for md in md_names(root):
+        for attr in SYNC_SPEED_ATTRS:
+            path = os.path.join(root, "sys/block", md, "md", attr)
+            with open(path) as f:
+                text = f.read().strip()
+            if re.fullmatch(r"\d+", text):
+                with open(path, "w") as f:
+                    f.write(f"{text} (local)\n")
+            elif text == "system":
+                with open(path, "w") as f:
+                    f.write("200000 (system)\n")
+
+
+FLOOR_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "floor.rs")
+
+
+def build_floor(out, replay=None, pad=None):
+    """Builds bench/floor/floor.rs (no libc, no std, static, x86_64) with rustc; see its header."""
+    argv = ["rustc", "--edition", "2021", "--target", "x86_64-unknown-linux-gnu", "-C", "panic=abort",
+            "-C", "opt-level=s", "-C", "strip=symbols", "-C", "relocation-model=static",
+            "-C", "link-arg=-nostartfiles", "-C", "link-arg=-static", "-C", "link-arg=-nodefaultlibs",
+            "-o", out, FLOOR_SRC]
+    env = dict(os.environ)
+    if replay:
+        argv[1:1] = ["--cfg", "replay"]
+        env.update(FLOOR_REPLAY=replay, FLOOR_PAD=pad)
+    run(argv, env=env)
+    return out
+
+
+def make_root(mkroot, path, arrays):
+    run([mkroot, "bench", path, str(arrays)])
+    return path
+
+
+def mdtune_input(root, state="present", arrays=None):
+    entry = {"name": "md*", **SETTINGS}
+    return {"root": root, "state": state, "arrays": arrays or [entry]}
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return path
+
+
+def mdtune_once(binary, args_file):
+    out = json.loads(run([binary, args_file]).stdout)
+    if out.get("failed"):
+        raise SystemExit(f"bench: mdtune failed: {out.get('msg')}")
+    return out
+
+
+def converge(binary, root, tmp):
+    """Applies SETTINGS once, then checks a second run changes nothing."""
+    args = write_json(os.path.join(tmp, "converge.json"), mdtune_input(root))
+    mdtune_once(binary, args)
+    kernelize(root)
+    again = mdtune_once(binary, args)
+    if again.get("changed") or not again.get("compliant"):
+        raise SystemExit(f"bench: {root} did not converge: {again.get('msg')}")
+
+
+# --- 1. scaling --------------------------------------------------------------------------------------
+
+def bench_scaling(a, tmp, out):
+    sizes = [int(s) for s in a.sizes.split(",")]
+    binaries = a.bin  # [(label, path)]
+    contenders = []
+    for n in sizes:
+        root = make_root(a.mkroot, os.path.join(tmp, f"scale-{n}"), n)
+        converge(binaries[0][1], root, tmp)
+        for state in ("query", "present"):
+            args = write_json(os.path.join(tmp, f"scale-{n}-{state}.json"), mdtune_input(root, state))
+            for label, path in binaries:
+                contenders.append(((label, n, state), (lambda p=path, f=args: timed([p, f]))))
+    # The cost of starting any process from here: the floor module, spawned the same way.
+    contenders.append((("floor", 0, "-"), lambda: timed([a.floor, "x"])))
+    log(f"scaling: {len(contenders)} contenders x {a.rounds} rounds")
+    stats = side_by_side(contenders, a.rounds)
+    floor = stats[("floor", 0, "-")]
+
+    out.append("## 1. Scaling: one run on hosts of 1 to 256 arrays\n")
+    out.append(
+        f"Generated hosts (`mkroot bench DIR N`): N raid5 arrays, each over 8 NVMe drives with 64 "
+        f"hardware queues, already converged; input `arrays: [{{name: \"md*\", "
+        f"{', '.join(f'{k}: {v}' for k, v in SETTINGS.items())}}}]`. `query` reads and reports; "
+        f"`present` also takes the lock, and writes nothing because every value is in place. "
+        f"Each run is `mdtune ARGS_FILE` as Ansible calls it; {a.rounds} rounds, all cells "
+        f"interleaved. Starting any process from the harness (the floor module) costs "
+        f"{floor.ms(2)} ms (median), included in every cell. *CPU ms* is the median user + system "
+        f"time of the run (from wait4), which other load on the machine disturbs less than the "
+        f"wall time.\n"
+    )
+    out.append("| binary | arrays | query ms (median, min-max) | query ms/array | query CPU ms | present ms (median, min-max) | present ms/array | present CPU ms |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, _ in binaries:
+        for n in sizes:
+            q = stats[(label, n, "query")]
+            p = stats[(label, n, "present")]
+            out.append(
+                f"| {label} | {n} | {q.ms(2)} ({q.spread_ms(2)}) | {q.median * 1e3 / n:.3f} | {q.cpu.ms(1)} "
+                f"| {p.ms(2)} ({p.spread_ms(2)}) | {p.median * 1e3 / n:.3f} | {p.cpu.ms(1)} |"
+            )
+    if len(sizes) >= 2:
+        lo, hi = sizes[-2], sizes[-1]
+        costs = []
+        for label, _ in binaries:
+            q0, q1 = stats[(label, lo, "query")].median, stats[(label, hi, "query")].median
+            p0, p1 = stats[(label, lo, "present")].median, stats[(label, hi, "present")].median
+            costs.append(f"{(q1 - q0) * 1e3 / (hi - lo):.3f} ms (query) and "
+                         f"{(p1 - p0) * 1e3 / (hi - lo):.3f} ms (present)"
+                         + (f" for `{label}`" if len(binaries) > 1 else ""))
+        out.append(
+            f"\nEach array added between {lo} and {hi} arrays costs {'; '.join(costs)}. Growth is "
+            f"linear; the time per array falls with more arrays only because the fixed cost of a "
+            f"run (process, input, lock, output) is spread over more of them.\n"
+        )
+    if len(binaries) > 1:
+        base = binaries[0][0]
+        out.append(f"\nRatio of medians against `{base}` (lower is faster):\n")
+        out.append("| binary | " + " | ".join(f"{n} array{'s' if n > 1 else ''}: query / present" for n in sizes) + " |")
+        out.append("| --- |" + " ---: |" * len(sizes))
+        for label, _ in binaries:
+            cells = []
+            for n in sizes:
+                cells.append(
+                    f"{stats[(label, n, 'query')].median / stats[(base, n, 'query')].median:.2f} / "
+                    f"{stats[(label, n, 'present')].median / stats[(base, n, 'present')].median:.2f}"
+                )
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+    return stats
+
+
+# --- 2. Ansible --------------------------------------------------------------------------------------
+
+ANSIBLE_CFG = """[defaults]
+inventory = {tmp}/hosts.ini
+library = {tmp}/library
+callback_plugins = {here}/ansible/callback_plugins
+callbacks_enabled = bench_timer
+local_tmp = {tmp}/ansible-local
+remote_tmp = {tmp}/ansible-remote
+host_key_checking = false
+retry_files_enabled = false
+interpreter_python = {python}
+nocows = true
+"""
+
+MDTUNE_PLAY = """- hosts: all
+  gather_facts: false
+  tasks:
+    - name: tune md arrays ({module})
+      {module}:
+        root: "{{{{ root }}}}"
+        arrays:
+          - name: "md*"
+{settings}
+"""
+
+SHELL_PLAY = """- hosts: all
+  gather_facts: false
+  vars:
+    arrays: {arrays}
+    settings: {settings}
+  tasks:
+    - name: read the current values
+      command: cat {{{{ root }}}}/sys/block/{{{{ item.0 }}}}/md/{{{{ item.1 }}}}
+      loop: "{{{{ arrays | product(settings.keys() | list) | list }}}}"
+      register: current
+      changed_when: false
+    - name: write the values that differ
+      shell: echo {{{{ settings[item.item.1] }}}} > {{{{ root }}}}/sys/block/{{{{ item.item.0 }}}}/md/{{{{ item.item.1 }}}}
+      loop: "{{{{ current.results }}}}"
+      loop_control:
+        label: "{{{{ item.item.0 }}}}/{{{{ item.item.1 }}}}"
+      when: (item.stdout.split() | first) != (settings[item.item.1] | string)
+      changed_when: true
+"""
+
+
+def bench_ansible(a, tmp, out):
+    venv_bin = os.path.join(a.venv, "bin")
+    playbook = os.path.join(venv_bin, "ansible-playbook")
+    if not os.access(playbook, os.X_OK):
+        raise SystemExit(f"bench: no {playbook}: run .ci/setup-python.sh")
+    d = os.path.join(tmp, "ansible")
+    os.makedirs(os.path.join(d, "library"))
+    root = make_root(a.mkroot, os.path.join(d, "root"), a.arrays)
+    converge(a.bin[0][1], root, tmp)
+    shutil.copy(a.bin[0][1], os.path.join(d, "library", "mdtune"))
+    shutil.copy(a.floor, os.path.join(d, "library", "floor"))
+    # The replay module: mdtune's size and mdtune's answer on this host, no work.
+    answer = os.path.join(d, "answer.json")
+    with open(answer, "w") as f:
+        f.write(run([a.bin[0][1], write_json(os.path.join(d, "args.json"), mdtune_input(root))]).stdout)
+    build_floor(os.path.join(d, "library", "replay"), replay=answer, pad=a.bin[0][1])
+    with open(os.path.join(d, "ansible.cfg"), "w") as f:
+        f.write(ANSIBLE_CFG.format(tmp=d, here=a.here, python=os.path.join(venv_bin, "python")))
+    with open(os.path.join(d, "hosts.ini"), "w") as f:
+        f.write(f"localhost ansible_connection=local root={root}\n")
+    settings = "\n".join(f"            {k}: {v}" for k, v in SETTINGS.items())
+    plays = {
+        "mdtune": MDTUNE_PLAY.format(module="mdtune", settings=settings),
+        "floor": MDTUNE_PLAY.format(module="floor", settings=settings),
+        "replay": MDTUNE_PLAY.format(module="replay", settings=settings),
+        "shell": SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS)),
+    }
+    for name, text in plays.items():
+        with open(os.path.join(d, f"{name}.yml"), "w") as f:
+            f.write(text)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(d, "ansible.cfg"), ANSIBLE_HOME=os.path.join(d, "home"),
+               PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""))
+    task_times = {name: [] for name in plays}
+
+    def play(name, check=True):
+        timer = os.path.join(d, f"timer-{name}.json")
+        e = dict(env, BENCH_TIMER_OUT=timer)
+        log_file = os.path.join(d, f"{name}.out")
+        with open(log_file, "w") as lf:
+            t0 = time.perf_counter()
+            p = subprocess.Popen([playbook, os.path.join(d, f"{name}.yml")], cwd=d, env=e, stdout=lf, stderr=subprocess.STDOUT)
+            _, status, ru = os.wait4(p.pid, 0)
+            dt = time.perf_counter() - t0
+        with open(log_file) as lf:
+            text = lf.read()
+        if os.waitstatus_to_exitcode(status) != 0 or (check and not re.search(r"changed=0\s+unreachable=0\s+failed=0", text)):
+            raise SystemExit(f"bench: ansible-playbook {name}.yml was not a converged, successful run:\n{text[-3000:]}")
+        with open(timer) as f:
+            task_times[name].append(json.load(f)["tasks"])
+        return dt, ru.ru_utime + ru.ru_stime
+
+    # Warm-up (and proof that each one is converged): one run each, not counted.
+    for name in plays:
+        if name in a.ansible_contenders.split(","):
+            play(name)
+    for v in task_times.values():
+        v.clear()
+    log(f"ansible: {a.ansible_contenders} x {a.ansible_rounds} rounds")
+    names = [n for n in ("mdtune", "shell", "floor", "replay") if n in a.ansible_contenders.split(",")]
+    stats = side_by_side([(n, (lambda n=n: play(n))) for n in names], a.ansible_rounds,
+                         before_each=lambda _: kernelize(root))
+    tasks = {n: Stats(v) for n, v in task_times.items() if v}
+    n_items = len(md_names(root)) * len(SETTINGS)
+    fl, tf = stats["floor"], tasks["floor"]
+    out.append("## 2. Ansible: mdtune against the shell idiom and an empty module\n")
+    out.append(
+        f"Real `ansible-playbook` (ansible-core from the venv, `ansible_connection=local`, "
+        f"`gather_facts: false`) on a converged fake root with {a.arrays} arrays; the same "
+        f"{len(SETTINGS)} settings ({', '.join(SETTINGS)}) on every array, {n_items} values in all. "
+        f"*mdtune*: the binary from `library/`, one task. *shell idiom*: a `command: cat` loop over "
+        f"the {n_items} files, then a `shell: echo V > FILE` loop with `when:` comparing in Jinja "
+        f"and `changed_when: true` (every write skipped when converged). *floor*: a "
+        f"{os.path.getsize(a.floor)}-byte static binary module that prints `{{\"changed\": false}}`, "
+        f"one task with the same arguments. *replay*: a binary module as big as mdtune "
+        f"({os.path.getsize(os.path.join(d, 'library', 'replay'))} bytes) that prints the "
+        f"{os.path.getsize(answer)}-byte result mdtune prints on this host and does nothing else. "
+        f"Every run must end `changed=0 failed=0`. {a.ansible_rounds} rounds, interleaved. "
+        f"*Playbook* is the wall time of the whole `ansible-playbook` process; *tasks* is from the "
+        f"first task's start to the end of the play (a callback plugin, "
+        f"bench/ansible/callback_plugins/bench_timer.py), which leaves out Ansible's own start-up; "
+        f"*CPU* is the user + system time of ansible-playbook and every process it ran.\n"
+    )
+    out.append("| contender | playbook s (median, min-max) | tasks ms (median, min-max) | CPU s | playbook / floor | tasks / floor | CPU / floor |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    labels = {"mdtune": "mdtune (1 task)", "shell": f"shell idiom (2 tasks, {2 * n_items} loop items)",
+              "floor": "floor (empty module)", "replay": "replay (mdtune's size and answer, no work)"}
+    for name in names:
+        st, tt = stats[name], tasks[name]
+        out.append(f"| {labels[name]} | {st.s()} ({st.spread_s()}) | {tt.ms(0)} ({tt.spread_ms(0)}) | {st.cpu.s()} "
+                   f"| {st.median / fl.median:.2f}x | {tt.median / tf.median:.2f}x | {st.cpu.median / fl.cpu.median:.2f}x |")
+    m, tm = stats["mdtune"], tasks["mdtune"]
+    ratio = m.median / fl.median
+    goals = [f"mdtune within 1.1x of the floor: playbook {ratio:.2f}x, CPU "
+             f"{m.cpu.median / fl.cpu.median:.2f}x ({'met' if ratio <= 1.1 else 'NOT met'})"]
+    per_task = (f"Per task, mdtune costs {(tm.median - tf.median) * 1e3:.0f} ms more than the floor "
+                f"({tm.median / tf.median:.2f}x of an almost empty task)")
+    if "replay" in tasks:
+        tr = tasks["replay"]
+        per_task += (f": the replay module accounts for {(tr.median - tf.median) * 1e3:.0f} ms of it "
+                     f"(a module of mdtune's size and its answer), mdtune's own run for the other "
+                     f"{(tm.median - tr.median) * 1e3:.0f} ms (see the 8-array row of the scaling table)")
+    per_task += (f". The playbook's own run-to-run spread (floor: {fl.spread_s()} s) is wider than "
+                 f"that difference, so the playbook ratio moves around 1.0-1.1 from run to run.")
+    if "shell" in stats:
+        s, ts = stats["shell"], tasks["shell"]
+        goals.append(f"at least 8x faster than the shell idiom: playbook {s.median / m.median:.1f}x, "
+                     f"tasks {ts.median / tm.median:.1f}x ({'met' if s.median / m.median >= 8 else 'NOT met'})")
+    out.append("\nGoals: " + "; ".join(goals) + ". " + per_task + "\n")
+    return stats, tasks
+
+
+# --- 3. Salt ----------------------------------------------------------------------------------------
+
+def bench_salt(a, tmp, out):
+    venv_bin = os.path.join(a.venv, "bin")
+    salt_call = os.path.join(venv_bin, "salt-call")
+    if not os.access(salt_call, os.X_OK):
+        raise SystemExit(f"bench: no {salt_call}: run .ci/setup-python.sh")
+    d = os.path.join(tmp, "salt")
+    states = os.path.join(d, "states")
+    os.makedirs(states)
+    root = make_root(a.mkroot, os.path.join(d, "root"), a.arrays)
+    converge(a.bin[0][1], root, tmp)
+    modules_dir = a.salt_modules
+    own_state = os.path.isfile(os.path.join(modules_dir, "_states", "mdtune.py"))
+    if not own_state:
+        raise SystemExit(f"bench: no Salt state module in {modules_dir}/_states/mdtune.py")
+    conf = os.path.join(d, "conf")
+    os.makedirs(conf)
+    with open(os.path.join(conf, "minion"), "w") as f:
+        f.write(
+            f"id: mdtune-bench\nfile_client: local\nroot_dir: {d}/salt-root\ncachedir: {d}/cache\n"
+            f"pki_dir: {d}/salt-root/pki\nsock_dir: {d}/salt-root/run\npidfile: {d}/salt-root/run/minion.pid\n"
+            f"log_file: {d}/salt.log\nuser: {os.environ.get('USER') or 'root'}\n"
+            f"enable_fqdns_grains: false\nenable_gpu_grains: false\ngrains_cache: true\n"
+            f"file_roots:\n  base:\n    - {states}\n    - {modules_dir}\npillar_roots:\n  base:\n    - {d}/pillar\n"
+        )
+    os.makedirs(os.path.join(d, "pillar"))
+    entry = "\n".join(f"          {k}: {v}" for k, v in SETTINGS.items())
+    with open(os.path.join(states, "bench_mdtune.sls"), "w") as f:
+        f.write(
+            f"md_tuned:\n  mdtune.managed:\n    - root: {root}\n    - binary: {a.bin[0][1]}\n"
+            f"    - arrays:\n        - name: \"md*\"\n{entry}\n"
+        )
+    with open(os.path.join(states, "bench_sysfs.sls"), "w") as f:
+        for md in md_names(root):
+            for attr, value in SETTINGS.items():
+                # sysfs.present joins a relative name onto /sys; an absolute one is used as is.
+                f.write(f"{root}/sys/block/{md}/md/{attr}:\n  sysfs.present:\n    - value: {value}\n")
+    base = [salt_call, "--local", "-c", conf, "--out=json"]
+    run(base + ["saltutil.sync_all"], cwd=d)
+
+    def changed_states(sls):
+        p = subprocess.run(base + ["state.apply", sls], cwd=d, capture_output=True, text=True)
+        try:
+            res = json.loads(p.stdout)["local"]
+        except (ValueError, KeyError, TypeError):
+            raise SystemExit(f"bench: salt-call state.apply {sls} printed no result:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+        if not isinstance(res, dict) or any(v.get("result") is False for v in res.values()):
+            raise SystemExit(f"bench: state.apply {sls} failed:\n{json.dumps(res, indent=1)[-3000:]}")
+        return sorted(v.get("name", k) for k, v in res.items() if v.get("changes"))
+
+    # Idempotency: two applies in a row on a converged host, each on what the kernel would print.
+    idem = {}
+    for sls in ("bench_mdtune", "bench_sysfs"):
+        kernelize(root)
+        changed_states(sls)
+        kernelize(root)
+        idem[sls] = changed_states(sls)
+    log(f"salt: 2 states x {a.salt_rounds} rounds")
+    stats = side_by_side(
+        [(sls, (lambda sls=sls: timed(base + ["state.apply", sls], cwd=d))) for sls in ("bench_mdtune", "bench_sysfs")],
+        a.salt_rounds, before_each=lambda _: kernelize(root))
+    m, s = stats["bench_mdtune"], stats["bench_sysfs"]
+    n = len(md_names(root)) * len(SETTINGS)
+    out.append("## 3. Salt: mdtune.managed against sysfs.present\n")
+    out.append(
+        f"Masterless `salt-call --local -c <tmp conf> state.apply SLS` (Salt from the venv) on a "
+        f"converged fake root with {a.arrays} arrays, {len(SETTINGS)} settings each. `mdtune.managed` is "
+        f"the state module in `module_utils/salt/_states/mdtune.py` (with its execution module), one "
+        f"state; `sysfs.present` is Salt's own, one state per file ({n} states, absolute paths into "
+        f"the fake root). Before every run the fake root is made to print `sync_speed_max` as the "
+        f"kernel does (`500000 (local)`). {a.salt_rounds} rounds, interleaved; the time is the whole "
+        f"`salt-call` process.\n"
+    )
+    out.append("| state | salt-call s (median, min-max) | CPU s | vs mdtune.managed | states reporting changes on a converged host | idempotent |")
+    out.append("| --- | ---: | ---: | ---: | ---: | --- |")
+    for label, sls, st in (("mdtune.managed (1 state)", "bench_mdtune", m), (f"sysfs.present ({n} states)", "bench_sysfs", s)):
+        ch = idem[sls]
+        attrs = sorted({c.rsplit("/", 1)[-1] for c in ch})
+        note = "yes" if not ch else f"no: rewrites {', '.join(attrs)} on every run"
+        out.append(f"| {label} | {st.s()} ({st.spread_s()}) | {st.cpu.s()} | {st.median / m.median:.2f}x | {len(ch)} of {1 if sls == 'bench_mdtune' else n} | {note} |")
+    out.append(
+        "\nsysfs.present compares the value it was given with the file's text (made an int when it "
+        "parses as one): `500000 (local)` never equals `500000`, so every run writes "
+        "`sync_speed_max` again and reports a change. mdtune parses the kernel's suffix and writes "
+        "nothing.\n"
+    )
+    return stats, idem
+
+
+# --- 4. system calls --------------------------------------------------------------------------------
+
+def strace_summary(strace, argv, out_file):
+    run([strace, "-f", "-c", "-U", "name,calls,errors", "-o", out_file] + argv)
+    counts = {}
+    with open(out_file) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit() and parts[0] not in ("syscall", "total"):
+                counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def strace_paths(strace, argv, out_file, root):
+    """Counts the path-taking calls of a run by what they are for."""
+    run([strace, "-f", "-e", "trace=%file,%desc", "-o", out_file] + argv)
+    cats = {}
+    with open(out_file) as f:
+        lines = f.readlines()
+    for line in lines:
+        m = re.search(r"(\w+)\((?:AT_FDCWD, )?\"([^\"]*)\"", line)
+        if not m:
+            continue
+        call, path = m.groups()
+        rel = path[len(root):] if path.startswith(root + "/") else None
+        if call == "readlink":
+            what = "realpath(3) walks: one readlink per path component (fs::canonicalize)"
+        elif rel is None:
+            what = "process start-up, args file"
+        elif rel.endswith("/md") and call in ("stat", "newfstatat", "statx", "lstat"):
+            what = "finding md devices: stat sys/block/*/md for every block device"
+        elif re.search(r"/mq$", rel):
+            what = "listing mq/ of every member disk (hardware queues)"
+        elif re.search(r"/md/(group_thread_cnt|stripe_cache_size|sync_speed_max)$", rel):
+            what = "reading the 3 managed attributes"
+        elif re.search(r"/md/[a-z_]+$", rel) or rel.endswith("/md"):
+            what = "other md/ files (level, state, uuid, unmanaged tunables, sync progress)"
+        elif rel.startswith("/run"):
+            what = "the lock (run/)"
+        elif rel.endswith("/partition"):
+            what = "is the member a partition? (stat MEMBER/partition)"
+        elif rel.endswith("/slaves"):
+            what = "is the member stacked? (listing slaves/ of the array and of every member)"
+        else:
+            what = "sys/block, cpus online, dev/md and dev/disk/by-id links"
+        cats.setdefault(what, {})
+        cats[what][call] = cats[what].get(call, 0) + 1
+    return cats
+
+
+def bench_syscalls(a, tmp, out):
+    strace = shutil.which("strace")
+    if not strace:
+        out.append("## 4. System calls\n\nstrace is not installed (apt-get install strace): skipped.\n")
+        return
+    root = make_root(a.mkroot, os.path.join(tmp, "strace-root"), a.arrays)
+    converge(a.bin[0][1], root, tmp)
+    kernelize(root)
+    rows = {}
+    for state in ("query", "present"):
+        args = write_json(os.path.join(tmp, f"strace-{state}.json"), mdtune_input(root, state))
+        rows[state] = strace_summary(strace, [a.bin[0][1], args], os.path.join(tmp, f"strace-{state}.txt"))
+        rows[state + "-paths"] = strace_paths(strace, [a.bin[0][1], args], os.path.join(tmp, f"strace-{state}.log"), root)
+    n = a.arrays * len(SETTINGS)
+    calls = sorted(set(rows["query"]) | set(rows["present"]), key=lambda c: -(rows["present"].get(c, 0)))
+    out.append("## 4. System calls per run\n")
+    out.append(
+        f"`strace -f -c` of one converged run on the {a.arrays}-array host (8 NVMe x 64 queues per "
+        f"array). The minimum the job needs is reading the {n} managed values: {n} x "
+        f"(openat, read, close) = {3 * n} calls, plus writing nothing (all values in place), plus a "
+        f"process: the floor module makes 3 calls (execve, write, exit_group; `strace -c` leaves "
+        f"exit_group out of its table).\n"
+    )
+    out.append("| system call | query | present |")
+    out.append("| --- | ---: | ---: |")
+    for c in calls:
+        out.append(f"| {c} | {rows['query'].get(c, 0)} | {rows['present'].get(c, 0)} |")
+    tq, tp = sum(rows["query"].values()), sum(rows["present"].values())
+    out.append(f"| **total** | **{tq}** | **{tp}** |")
+    out.append(f"| minimum ({n} values read, none written) | {3 * n + 3} | {3 * n + 3} |\n")
+    pr = rows["present"]
+    musl = pr.get("fcntl", 0) + pr.get("mmap", 0) + pr.get("munmap", 0)
+    out.append(
+        f"Of the {tp} calls of `present`: {pr.get('readlink', 0)} are `readlink` from realpath(3) "
+        f"(`fs::canonicalize`, which confines every array and member path to `sys/`: one call "
+        f"per path component, {pr.get('readlink', 0) // a.arrays} per array here, fewer on a host "
+        f"whose root is `/`); {musl} are musl's libc at work ({pr.get('fcntl', 0)} `fcntl` "
+        f"setting FD_CLOEXEC after each `open` again, {pr.get('mmap', 0) + pr.get('munmap', 0)} "
+        f"`mmap`/`munmap` from its allocator handing memory back after each directory listing; "
+        f"a glibc build makes neither); the rest open, read and list what the inventory reads "
+        f"for the report and for `auto`: every md attribute, sync progress, level and state, "
+        f"each member's `slaves/`, `partition` and `mq/`.\n"
+    )
+    out.append("Where the path-taking calls of the `present` run go (`strace -e trace=%file,%desc`):\n")
+    out.append("| what | calls |")
+    out.append("| --- | --- |")
+    for what, per in sorted(rows["present-paths"].items(), key=lambda kv: -sum(kv[1].values())):
+        out.append(f"| {what} | {sum(per.values())} ({', '.join(f'{c} {k}' for c, k in sorted(per.items(), key=lambda kv: -kv[1]))}) |")
+    out.append("")
+    return rows
+
+
+def scratch_dir():
+    """Where the fake roots go: tmpfs (/dev/shm) when it has room, like sysfs kept in memory.
+
+    The 256-array host is about 400,000 small files (1.6 GB on tmpfs, one page each); on a disk
+    file system creating and deleting them takes minutes and measures the disk, not mdtune.
+    MDTUNE_BENCH_TMP overrides the choice.
+    """
+    if os.environ.get("MDTUNE_BENCH_TMP"):
+        return os.environ["MDTUNE_BENCH_TMP"]
+    try:
+        st = os.statvfs("/dev/shm")
+        if os.access("/dev/shm", os.W_OK) and st.f_bavail * st.f_frsize > 4 << 30:
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", action="append", required=True, metavar="[LABEL=]PATH",
+                    help="mdtune binary; repeat to compare builds in the scaling table (the first is used elsewhere)")
+    ap.add_argument("--mkroot", required=True, help="the mkroot example binary")
+    ap.add_argument("--venv", default=os.environ.get("MDTUNE_VENV", ""))
+    ap.add_argument("--salt-modules", required=False, help="directory holding _modules/ and _states/ (module_utils/salt)")
+    ap.add_argument("--sections", default="scaling,ansible,salt,syscalls")
+    ap.add_argument("--sizes", default="1,8,64,256")
+    ap.add_argument("--arrays", type=int, default=8, help="arrays on the Ansible, Salt and strace host")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--ansible-rounds", type=int, default=6)
+    ap.add_argument("--ansible-contenders", default="mdtune,shell,floor,replay")
+    ap.add_argument("--salt-rounds", type=int, default=5)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--title", default="mdtune benchmark results")
+    ap.add_argument("--preamble", default="", help="markdown inserted after the title (build facts)")
+    a = ap.parse_args()
+    a.bin = [tuple(b.split("=", 1)) if "=" in b else (os.path.basename(b), b) for b in a.bin]
+    a.bin = [(label, os.path.abspath(p)) for label, p in a.bin]
+    a.mkroot = os.path.abspath(a.mkroot)
+    a.here = os.path.dirname(os.path.abspath(__file__))
+    sections = a.sections.split(",")
+    out = [f"# {a.title}\n"]
+    uname = os.uname()
+    where = scratch_dir() or tempfile.gettempdir()
+    out.append(
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.sysname} "
+        f"{uname.release} {uname.machine}, {os.cpu_count()} CPUs, by `{os.environ.get('MDTUNE_BENCH_CMD', 'bench/run.sh')}`. Fake sysfs "
+        f"roots in {where}{' (tmpfs)' if where == '/dev/shm' else ''}: regular files and links, so the times are mdtune's own work and "
+        f"the file system's, not a kernel's sysfs handlers.\n"
+    )
+    if a.preamble:
+        out.append(a.preamble + "\n")
+    tmp = tempfile.mkdtemp(prefix="mdtune-bench.", dir=scratch_dir())
+    try:
+        a.floor = build_floor(os.path.join(tmp, "floor"))
+        for s in sections:
+            t0 = time.time()
+            if s == "scaling":
+                bench_scaling(a, tmp, out)
+            elif s == "ansible":
+                bench_ansible(a, tmp, out)
+            elif s == "salt":
+                bench_salt(a, tmp, out)
+            elif s == "syscalls":
+                bench_syscalls(a, tmp, out)
+            else:
+                raise SystemExit(f"bench: unknown section {s}")
+            log(f"{s}: {time.time() - t0:.0f} s")
+    finally:
+        if os.environ.get("MDTUNE_KEEP_TMP"):
+            log(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    with open(a.out, "w") as f:
+        f.write("\n".join(out).rstrip() + "\n")
+    log(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every mdtune benchmark and writes bench/results.md:
+#   1. scaling: query and a converged present on hosts of 1, 8, 64 and 256 arrays
+#   2. Ansible: mdtune vs the shell idiom vs an empty binary module (and one as big as mdtune
+#      that replays its answer), through real ansible-playbook
+#   3. Salt: mdtune.managed vs sysfs.present, masterless salt-call, with idempotency
+#   4. system calls of a converged run (strace -c) against the minimum the job needs
+# Usage: bench/run.sh [bench.py options], e.g. --sections scaling,syscalls --rounds 5
+# Needs: Rust with the x86_64-unknown-linux-musl target, python3, strace, and the venv with
+# ansible-core and salt (${MDTUNE_VENV:-.venv}; .ci/setup-python.sh creates it). Takes about
+# three minutes on 2 CPUs; the fake roots go to /dev/shm when it has 4 GB free (about 1.7 GB used).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${MDTUNE_VENV:-$PWD/.venv}
+out=${MDTUNE_BENCH_OUT:-bench/results.md}
+
+sizes=$(bench/build-release.sh)
+echo "$sizes" >&2
+cargo build --release --quiet --example mkroot
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-bench-bin.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# A copy, so a concurrent cargo build cannot swap the binary mid-run.
+cp "${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-musl/release/mdtune" "$work/mdtune"
+cp "${CARGO_TARGET_DIR:-target}/release/examples/mkroot" "$work/mkroot"
+
+
+profile=$(sed -n '/^\[profile.release\]/,/^\[/p' Cargo.toml | grep -v -e '^\[' -e '^#' | grep . | paste -sd ';' | sed 's/;/; /g')
+preamble="Binaries (\`bench/build-release.sh\`; release profile: $profile):
+
+| target | bytes | KiB | file |
+| --- | ---: | ---: | --- |
+$(echo "$sizes" | awk '/^[a-z0-9_]+-unknown-linux-[a-z]+: /{t=$1; sub(":","",t); b=$3; getline; sub(/^ *file: /,""); sub(/, BuildID\[sha1\]=[0-9a-f]+/,""); printf "| %s | %s | %d | %s |\n", t, b, b/1024, $0}')"
+
+python3 bench/bench.py --bin "mdtune=$work/mdtune" --mkroot "$work/mkroot" \
+  --venv "$venv" --salt-modules "$PWD/module_utils/salt" --out "$out" --preamble "$preamble" "$@"

@@ -1,0 +1,187 @@
+//! "Read before write" (contract section 4), checked from the outside: on a host already in the
+//! desired state a run opens no sysfs or procfs file for writing. The binary runs under strace,
+//! which records every open; a test that only compared file contents could not see a write of
+//! the value already in place, which is exactly the write that pauses an array on Linux 6.7+.
+//!
+//! Each test first proves that the check can fail: a run that does change values must show
+//! writable opens under the same root, or the strace log is not what the check thinks it is.
+//! strace is required: without it the tests fail and say how to install it.
+
+mod common;
+
+use common::fakeroot::bench_host;
+use common::{bin, scratch};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const STRACE: &str = "strace";
+
+/// What one traced run did.
+struct Traced {
+    json: Value,
+    /// Every open/creat/truncate of a path under `<root>/sys` or `<root>/proc` that could write.
+    writes: Vec<String>,
+    /// Every traced call on a path under `<root>/sys` or `<root>/proc`, writable or not.
+    touched: usize,
+}
+
+/// Runs `mdtune ARGS_FILE` (as Ansible does) under `strace -f`, tracing every call that can open
+/// a file for writing (`?` lets strace skip a call the architecture lacks: arm64 has no `open`).
+fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
+    let args = dir.join(format!("{label}.args.json"));
+    fs::write(&args, input.to_string()).unwrap();
+    let log = dir.join(format!("{label}.strace"));
+    let out = Command::new(STRACE)
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=?open,openat,?openat2,?creat,truncate",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(bin())
+        .arg(&args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {STRACE} ({e}): these tests need it: apt-get install strace")
+        });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| {
+        panic!(
+            "no JSON from mdtune under strace (exit {:?}); strace said: {}\nstdout: {stdout}\n\
+             (strace must be able to trace: apt-get install strace, and allow ptrace)",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let text = fs::read_to_string(&log).expect("strace wrote no log");
+    let prefixes = kernel_prefixes(root);
+    let mut writes = Vec::new();
+    let mut touched = 0;
+    for line in text.lines() {
+        let Some(path) = quoted_path(line) else {
+            continue;
+        };
+        if !prefixes.iter().any(|p| path.starts_with(p.as_str())) {
+            continue;
+        }
+        touched += 1;
+        let call = line
+            .split_once(' ')
+            .map_or(line, |(_, rest)| rest)
+            .trim_start();
+        let writable = call.starts_with("creat(")
+            || call.starts_with("truncate(")
+            || line.contains("O_WRONLY")
+            || line.contains("O_RDWR");
+        if writable {
+            writes.push(line.to_string());
+        }
+    }
+    Traced {
+        json,
+        writes,
+        touched,
+    }
+}
+
+/// `<root>/sys/` and `<root>/proc/`, as given and canonicalized (mdtune opens canonical paths).
+fn kernel_prefixes(root: &Path) -> Vec<String> {
+    let mut roots = vec![root.to_path_buf()];
+    if let Ok(real) = fs::canonicalize(root) {
+        roots.push(real);
+    }
+    roots
+        .iter()
+        .flat_map(|r| [r.join("sys"), r.join("proc")])
+        .map(|p| format!("{}/", p.display()))
+        .collect()
+}
+
+/// The first quoted string of an strace line: the path of open/openat/creat/truncate.
+fn quoted_path(line: &str) -> Option<&str> {
+    let start = line.find('"')? + 1;
+    let len = line[start..].find('"')?;
+    Some(&line[start..start + len])
+}
+
+/// A host of two raid5 arrays over 4-queue NVMe drives, with every value at the kernel default.
+fn host(name: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let root = dir.join("root");
+    bench_host(&root, 2, 2, 4);
+    (dir, root)
+}
+
+/// Settings that differ from the kernel defaults on every array and in proc/.
+fn desired(root: &Path) -> Value {
+    json!({
+        "root": root,
+        "thread_policy": "auto",
+        "speed_limit_max": 300000,
+        "arrays": [{"name": "md*", "stripe_cache_size": 4096, "sync_speed_max": 500000,
+                    "skip_copy": true}]
+    })
+}
+
+#[test]
+fn a_converged_run_opens_no_sysfs_file_for_writing() {
+    let (dir, root) = host("converged");
+    let first = traced_run(&dir, &root, desired(&root), "first");
+    assert_eq!(first.json["changed"], true, "{}", first.json);
+    // The check can fail: the run that changed values shows writable opens in its log, at least
+    // one per changed value (4 settings on 2 arrays, and speed_limit_max).
+    let changed_values = 2 * 4 + 1;
+    assert!(
+        first.writes.len() >= changed_values,
+        "the first run changed values but strace shows only {} writable opens under the root: \
+         the check cannot see writes ({:?})",
+        first.writes.len(),
+        first.writes
+    );
+    let second = traced_run(&dir, &root, desired(&root), "second");
+    assert!(
+        second.touched > 0,
+        "strace saw no call under the root at all"
+    );
+    assert!(
+        second.writes.is_empty(),
+        "a converged run opened kernel files for writing:\n{}",
+        second.writes.join("\n")
+    );
+    assert_eq!(second.json["changed"], false, "{}", second.json);
+    assert_eq!(second.json["compliant"], true, "{}", second.json);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn query_and_check_mode_open_no_sysfs_file_for_writing_even_when_values_differ() {
+    let (dir, root) = host("readonly");
+    for (label, extra) in [
+        ("query", json!({"state": "query"})),
+        ("check", json!({"check_mode": true})),
+        ("ansible-check", json!({"_ansible_check_mode": true})),
+    ] {
+        let mut input = desired(&root);
+        input
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let run = traced_run(&dir, &root, input, label);
+        assert_eq!(run.json["failed"], false, "{label}: {}", run.json);
+        assert_eq!(run.json["compliant"], false, "{label}: {}", run.json);
+        assert!(
+            run.writes.is_empty(),
+            "{label}: opened kernel files for writing:\n{}",
+            run.writes.join("\n")
+        );
+    }
+    // The check can fail: the same input for real writes.
+    let real = traced_run(&dir, &root, desired(&root), "real");
+    assert_eq!(real.json["changed"], true, "{}", real.json);
+    assert!(!real.writes.is_empty(), "strace shows no writable open");
+    let _ = fs::remove_dir_all(&dir);
+}
