@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the benchmarks and tests/no_writes_when_converged.rs need: strace (the test
-# traces the binary's opens), file (bench/build-release.sh), and the aarch64 musl target for the
-# release build (linked with the toolchain's rust-lld). Idempotent; run by .ci/setup.sh.
+# traces the binary's opens), file (bench/build-release.sh), the aarch64 targets and
+# cargo-zigbuild for the release builds. Idempotent; run by .ci/setup.sh.
 set -euo pipefail
 missing=()
 command -v strace >/dev/null || missing+=(strace)
@@ -14,6 +14,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-rustup target add aarch64-unknown-linux-musl >/dev/null 2>&1 ||
-  echo "setup-bench: rustup could not add aarch64-unknown-linux-musl; bench/build-release.sh builds x86_64 only" >&2
+for t in aarch64-unknown-linux-musl aarch64-unknown-linux-gnu; do
+  rustup target add "$t" >/dev/null 2>&1 ||
+    echo "setup-bench: rustup could not add $t; bench/build-release.sh skips it" >&2
+done
+# cargo-zigbuild links the glibc-2.17 release builds (bench/build-release.sh); from PyPI, into
+# the project's venv (made by .ci/setup-python.sh).
+venv=${MDTUNE_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}
+if ! [ -x "$venv/bin/cargo-zigbuild" ]; then
+  "$venv/bin/pip" install --quiet cargo-zigbuild ziglang
+fi
 echo "setup-bench: strace $(strace -V | head -1 | awk '{print $NF}'), file, rust targets: $(rustup target list --installed | paste -sd ' ')"

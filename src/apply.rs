@@ -47,14 +47,19 @@ pub enum ApplyError {
     Escape { target: Target, path: String },
     #[error("cannot take the lock {path}: {source}")]
     Lock { path: String, source: io::Error },
-    #[error("another mdtune run holds {path}; gave up after waiting {waited:.1} s")]
-    LockTimeout { path: String, waited: f64 },
+    #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]
+    LockTimeout { path: String, waited_ms: u64 },
     #[error("{target}: cannot save the original value {value} for revert: {source}")]
     SaveOriginal {
         target: Target,
         value: Value,
         source: io::Error,
     },
+}
+
+/// Milliseconds as seconds with one decimal (`300` -> `0.3`), without floating point.
+fn seconds(ms: u64) -> String {
+    format!("{}.{}", ms / 1000, ms % 1000 / 100)
 }
 
 /// A value mdtune writes: an md attribute of an array, or a system speed limit.
@@ -271,7 +276,7 @@ pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
             Err(TryLockError::WouldBlock) => {
                 return Err(ApplyError::LockTimeout {
                     path: path.display().to_string(),
-                    waited: start.elapsed().as_secs_f64(),
+                    waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
                 })
             }
             Err(TryLockError::Error(e)) => return Err(err(e)),

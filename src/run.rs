@@ -23,19 +23,34 @@ pub enum Exit {
     Input = 2,
 }
 
-/// How long a module run waits for another run's lock.
-const LOCK_WAIT: f64 = 30.0;
+/// How long a module run waits for another run's lock, in milliseconds.
+const LOCK_WAIT_MS: u64 = 30_000;
 /// How long a udev-triggered run waits: udev must not be held up for long.
-const UDEV_LOCK_WAIT: f64 = 10.0;
+const UDEV_LOCK_WAIT_MS: u64 = 10_000;
 
-/// `MDTUNE_LOCK_WAIT` (seconds) overrides the default wait, for tests and slow hosts.
-fn lock_wait(default: f64) -> Duration {
-    let secs = std::env::var("MDTUNE_LOCK_WAIT")
+/// `MDTUNE_LOCK_WAIT` (seconds, such as `5` or `0.3`) overrides the default wait, for tests and
+/// slow hosts; at most an hour.
+fn lock_wait(default_ms: u64) -> Duration {
+    let ms = std::env::var("MDTUNE_LOCK_WAIT")
         .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(default);
-    Duration::from_secs_f64(secs.min(3600.0))
+        .and_then(|s| parse_millis(s.trim()))
+        .unwrap_or(default_ms);
+    Duration::from_millis(ms.min(3_600_000))
+}
+
+/// Decimal seconds (`5`, `0.3`, `2.25`) as milliseconds, without floating point (which would
+/// cost the binary about 30 KiB of parsing and formatting code).
+fn parse_millis(text: &str) -> Option<u64> {
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(frac.is_empty() || digits(frac)) {
+        return None;
+    }
+    let mut ms = whole.parse::<u64>().ok()?.checked_mul(1000)?;
+    for (i, d) in frac.bytes().take(3).enumerate() {
+        ms += u64::from(d - b'0') * [100, 10, 1][i];
+    }
+    Some(ms)
 }
 
 /// A run that stopped before it had a report: the message and the exit status.
@@ -59,7 +74,7 @@ pub fn module(text: &str) -> (String, Exit) {
             msg: e.to_string(),
             code: Exit::Input,
         })
-        .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT)));
+        .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT_MS)));
     match result {
         Ok(report) => {
             let code = if report.failed {
@@ -267,7 +282,7 @@ fn udev_run(name: &str, root: &Path) -> Result<Option<Report>, Stopped> {
     spec.persist = false;
     spec.check_mode = false;
     spec.diff = false;
-    execute(&spec, lock_wait(UDEV_LOCK_WAIT)).map(Some)
+    execute(&spec, lock_wait(UDEV_LOCK_WAIT_MS)).map(Some)
 }
 
 /// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
@@ -293,6 +308,23 @@ pub mod syslog {
         // kmsg must exist: never create a file in its place.
         if let Ok(mut kmsg) = OpenOptions::new().write(true).open(root.join("dev/kmsg")) {
             let _ = kmsg.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_millis;
+
+    #[test]
+    fn lock_wait_seconds_parse_without_floating_point() {
+        assert_eq!(parse_millis("5"), Some(5000));
+        assert_eq!(parse_millis("0.3"), Some(300));
+        assert_eq!(parse_millis("2.25"), Some(2250));
+        assert_eq!(parse_millis("1.23456"), Some(1234));
+        assert_eq!(parse_millis("5."), Some(5000));
+        for bad in ["", ".5", "-1", "1e3", "abc", "1.2.3"] {
+            assert_eq!(parse_millis(bad), None, "{bad:?}");
         }
     }
 }

@@ -20,7 +20,7 @@ suite() {
 
 suite lint       bash -c 'cargo fmt --check && cargo clippy --all-targets -- -D warnings'
 suite cargo-test cargo test
-suite release    cargo build --release
+suite release    bench/build-release.sh
 for s in ${MDTUNE_SUITES:-ansible salt vm fuzz}; do
   suite "$s" "tests/$s/run.sh"
 done
