@@ -113,12 +113,12 @@ cd "$tmp" || exit 1
 # --- fake roots and checks -------------------------------------------------------------------
 # A fresh copy of the demo host.
 newroot() { local r=$tmp/roots/$1; rm -rf "$r"; mkdir -p "$r"; cp -a "$demo/." "$r/"; echo "$r"; }
-# Every file and link under a root with content and mtime, and every directory; not the lock file
-# every run takes.
+# Every file and link under a root with content and mtime, and every directory, except the lock
+# (run/mdtune.lock, and run/ when a run had to create it): taking the lock is not a change.
 snapshot() {
   (cd "$1" && find . -path ./run/mdtune.lock -prune -o \( -type f -o -type l \) -print0 | sort -z |
     xargs -0 stat -c '%n %Y.%y %s' && find . -path ./run/mdtune.lock -prune -o -type f -print0 |
-    sort -z | xargs -0 md5sum && find . -type d | sort)
+    sort -z | xargs -0 md5sum && find . -type d ! -path ./run | sort)
 }
 md() { tr -d '\n' < "$1/sys/block/$2/md/$3"; }
 expect_md() { # ROOT ARRAY ATTR VALUE
