@@ -61,19 +61,21 @@ pub struct Stopped {
 }
 
 fn fail<T>(msg: impl ToString, code: Exit) -> Result<T, Stopped> {
-    Err(Stopped {
-        msg: msg.to_string(),
+    Err(stop(code)(msg))
+}
+
+/// Turns an error into a [`Stopped`] with `code`, for `map_err(stop(...))?`.
+fn stop<E: ToString>(code: Exit) -> impl FnOnce(E) -> Stopped {
+    move |e| Stopped {
+        msg: e.to_string(),
         code,
-    })
+    }
 }
 
 /// Runs the module on its JSON input; returns the JSON text to print and the exit status.
 pub fn module(text: &str) -> (String, Exit) {
     let result = Spec::from_json(text)
-        .map_err(|e| Stopped {
-            msg: e.to_string(),
-            code: Exit::Input,
-        })
+        .map_err(stop(Exit::Input))
         .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT_MS)));
     match result {
         Ok(report) => {
@@ -90,20 +92,14 @@ pub fn module(text: &str) -> (String, Exit) {
 
 /// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
 pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
-    let root = match Root::new(&spec.root) {
-        Ok(r) => r,
-        Err(e) => {
-            return fail(
-                format!("root: {} cannot be used: {e}", spec.root.display()),
-                Exit::Input,
-            )
-        }
-    };
+    let root = Root::new(&spec.root)
+        .map_err(|e| format!("root: {} cannot be used: {e}", spec.root.display()))
+        .map_err(stop(Exit::Input))?;
     let writes = spec.state != State::Query && !spec.check_mode;
-    let _lock = match writes.then(|| apply::lock(&root, wait)).transpose() {
-        Ok(l) => l,
-        Err(e) => return fail(e, Exit::Failed),
-    };
+    let _lock = writes
+        .then(|| apply::lock(&root, wait))
+        .transpose()
+        .map_err(stop(Exit::Failed))?;
     match spec.state {
         State::Reverted => revert(spec, &root),
         State::Present | State::Query => present(spec, &root),
@@ -115,21 +111,12 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         only: spec.only.clone(),
         speed_limits: spec.speed_limits.keys().copied().collect(),
     };
-    let inv = match inventory::read(root, &scope) {
-        Ok(i) => i,
-        Err(e) => return fail(e, Exit::Failed),
-    };
-    let plan = match plan::plan(spec, &inv) {
-        Ok(p) => p,
-        Err(e) => return fail(e, Exit::Input),
-    };
+    let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
+    let plan = plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
     let real = spec.state == State::Present && !spec.check_mode;
 
     let files = if spec.persist {
-        match persist::plan_files(root, &spec.persisted) {
-            Ok(f) => f,
-            Err(e) => return fail(e, Exit::Failed),
-        }
+        persist::plan_files(root, &spec.persisted).map_err(stop(Exit::Failed))?
     } else {
         Vec::new()
     };
@@ -142,19 +129,13 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
             .collect(),
     };
     // Files first: if one cannot be written, no kernel value has been touched yet.
-    if real {
-        if let Err(e) = persist::write_files(root, &files) {
-            return fail(e, Exit::Failed);
-        }
-    }
     let outcome = if real {
-        let mut originals = match Originals::load(root) {
-            Ok(o) => o,
-            Err(e) => {
-                persist::undo_files(root, &files);
-                return fail(e, Exit::Failed);
-            }
-        };
+        // Files first: if one cannot be written, no kernel value has been touched yet.
+        persist::write_files(root, &files).map_err(stop(Exit::Failed))?;
+        let mut originals = Originals::load(root).map_err(|e| {
+            persist::undo_files(root, &files);
+            stop(Exit::Failed)(e)
+        })?;
         apply::apply(root, apply::writes(&plan), &mut |w| {
             originals.remember(w, &inv)
         })
@@ -177,18 +158,12 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
 }
 
 fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
-    let originals = match Originals::load(root) {
-        Ok(o) => o,
-        Err(e) => return fail(e, Exit::Failed),
-    };
+    let originals = Originals::load(root).map_err(stop(Exit::Failed))?;
     let scope = Scope {
         only: None,
         speed_limits: originals.limits(),
     };
-    let inv = match inventory::read(root, &scope) {
-        Ok(i) => i,
-        Err(e) => return fail(e, Exit::Failed),
-    };
+    let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
     let plan = originals.revert_plan(&inv);
     let real = !spec.check_mode;
     let outcome = if real {
@@ -199,15 +174,10 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let mut persisted = Persist::default();
     if outcome.failure.is_none() {
         let mut paths = originals.paths();
-        match persist::persisted_paths(root) {
-            Ok(p) => paths.extend(p),
-            Err(e) => return fail(e, Exit::Failed),
-        }
+        paths.extend(persist::persisted_paths(root).map_err(stop(Exit::Failed))?);
         paths.retain(|p| p.symlink_metadata().is_ok());
         if real {
-            if let Err(e) = persist::remove(root, &paths) {
-                return fail(e, Exit::Failed);
-            }
+            persist::remove(root, &paths).map_err(stop(Exit::Failed))?;
         }
         persisted.changed = !paths.is_empty();
         persisted.files = paths.iter().map(|p| persist::display(root, p)).collect();
@@ -262,18 +232,13 @@ fn udev_run(name: &str, root: &Path) -> Result<Option<Report>, Stopped> {
             Exit::Input,
         );
     }
-    let text = Root::new(root)
-        .map_err(|e| e.to_string())
-        .and_then(|r| persist::load_state(&r).map_err(|e| e.to_string()));
-    let text = match text {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(None),
-        Err(e) => return fail(e, Exit::Failed),
+    let state_root = Root::new(root).map_err(stop(Exit::Failed))?;
+    let Some(text) = persist::load_state(&state_root).map_err(stop(Exit::Failed))? else {
+        return Ok(None);
     };
-    let mut spec = match Spec::from_json(&text) {
-        Ok(s) => s,
-        Err(e) => return fail(format!("the persisted state is unusable: {e}"), Exit::Input),
-    };
+    let mut spec = Spec::from_json(&text)
+        .map_err(|e| format!("the persisted state is unusable: {e}"))
+        .map_err(stop(Exit::Input))?;
     if spec.state != State::Present {
         return Ok(None);
     }
