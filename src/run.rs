@@ -164,7 +164,22 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         speed_limits: originals.limits(),
     };
     let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
-    let plan = originals.revert_plan(&inv);
+    let mut plan = originals.revert_plan(&inv);
+    let ignored: Vec<&str> = [
+        "arrays",
+        "thread_policy",
+        "speed_limit_min",
+        "speed_limit_max",
+    ]
+    .into_iter()
+    .filter(|k| spec.persisted.contains_key(*k))
+    .collect();
+    if !ignored.is_empty() {
+        plan.warnings.push(format!(
+            "state: reverted restores every saved original; {} ignored",
+            ignored.join(", ")
+        ));
+    }
     let real = !spec.check_mode;
     let outcome = if real {
         apply::apply(root, apply::writes(&plan), &mut |_| Ok(()))

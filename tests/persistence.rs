@@ -235,8 +235,20 @@ fn revert_restores_originals_removes_files_and_a_second_revert_changes_nothing()
     );
     assert_eq!(r.read_md("md0", "stripe_cache_size"), "8192");
 
-    let check = run(&dir, json!({"state": "reverted", "check_mode": true}));
+    // Revert restores every saved original: a selection is ignored, and says so.
+    let check = run(
+        &dir,
+        json!({"state": "reverted", "check_mode": true, "arrays": [{"name": "md0"}]}),
+    );
     assert_eq!(check.json["changed"], true);
+    assert!(
+        check.json["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("arrays ignored"),
+        "{}",
+        check.stdout
+    );
     assert!(dir.join(STATE).exists(), "check mode removed a file");
 
     let out = run(&dir, json!({"state": "reverted"}));

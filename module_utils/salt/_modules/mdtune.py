@@ -169,7 +169,6 @@ def query(
 
 
 def revert(
-    arrays=None,
     root=None,
     check_mode=None,
     diff=None,
@@ -191,7 +190,6 @@ def revert(
     args = _input(
         "reverted",
         kwargs,
-        arrays=arrays,
         root=root,
         check_mode=_check_mode(check_mode, test),
         diff=diff,

@@ -117,7 +117,7 @@ def managed(
     return _translate(ret, result, test, "tuned")
 
 
-def reverted(name, arrays=None, root=None, binary=None, **kwargs):
+def reverted(name, root=None, binary=None, **kwargs):
     """
     Ensure the values mdtune changed are back to what they were before its first
     change, and that no persisted mdtune state is left (mdtune ``state: reverted``).
@@ -134,7 +134,6 @@ def reverted(name, arrays=None, root=None, binary=None, **kwargs):
     if missing:
         return _no_binary(ret, missing, test)
     result = __salt__["mdtune.revert"](
-        arrays=arrays,
         root=root,
         check_mode=test,
         binary=binary,
