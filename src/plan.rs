@@ -109,6 +109,15 @@ impl ArrayPlan {
     pub fn is_compliant(&self) -> bool {
         !self.changes.iter().any(Change::is_due)
     }
+
+    /// The stripe cache size once this plan is applied: the planned value, else the live one.
+    pub fn stripe_cache_after(&self, array: &Array) -> Option<Value> {
+        self.changes
+            .iter()
+            .find(|c| c.attr == Attr::StripeCacheSize)
+            .map(|c| c.after)
+            .or_else(|| array.values.get(&Attr::StripeCacheSize).copied())
+    }
 }
 
 /// A system-wide speed limit.
@@ -301,12 +310,7 @@ fn plan_array(
         });
     }
     // The kernel refuses a preread_bypass_threshold above the stripe cache size (EINVAL).
-    let cache = ap
-        .changes
-        .iter()
-        .find(|c| c.attr == Attr::StripeCacheSize)
-        .map(|c| c.after)
-        .or_else(|| array.values.get(&Attr::StripeCacheSize).copied());
+    let cache = ap.stripe_cache_after(array);
     if let (Some(c), Some(Value::Int(cache))) = (
         ap.changes
             .iter()

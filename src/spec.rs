@@ -148,7 +148,8 @@ pub struct Spec {
     pub only: Option<String>,
 }
 
-const TOP_KEYS: &[&str] = &[
+/// The input keys (besides `_ansible_*`).
+pub const TOP_KEYS: &[&str] = &[
     "arrays",
     "thread_policy",
     "speed_limit_min",
@@ -159,7 +160,8 @@ const TOP_KEYS: &[&str] = &[
     "check_mode",
     "diff",
 ];
-const ENTRY_KEYS: &[&str] = &[
+/// The keys of an array entry.
+pub const ENTRY_KEYS: &[&str] = &[
     "name",
     "uuid",
     "group_thread_cnt",
@@ -170,7 +172,8 @@ const ENTRY_KEYS: &[&str] = &[
     "sync_speed_max",
     "sync_force_parallel",
 ];
-const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
+/// The keys of the thread policy object.
+pub const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
 /// Keys a run uses but `persist` does not save.
 const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
 

@@ -72,12 +72,7 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
             }
         }
         // The kernel refuses preread_bypass_threshold above the stripe cache: never planned.
-        let cache = ap
-            .changes
-            .iter()
-            .find(|c| c.attr == Attr::StripeCacheSize)
-            .map(|c| c.after)
-            .or_else(|| array.values.get(&Attr::StripeCacheSize).copied());
+        let cache = ap.stripe_cache_after(array);
         if let (Some(c), Some(Value::Int(cache))) = (
             ap.changes
                 .iter()

@@ -7,37 +7,18 @@
 
 use arbitrary::{Result, Unstructured};
 use mdtune::inventory::{Array, Inventory, Member, Sync};
-use mdtune::spec::{NameSelector, Spec, Want, MAX_THREADS};
+use mdtune::spec::{self, NameSelector, Spec, Want, MAX_THREADS};
 use mdtune::sysfs::{Attr, Kind, SpeedLimit, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::collections::BTreeMap;
 
-pub const TOP_KEYS: &[&str] = &[
-    "arrays",
-    "thread_policy",
-    "speed_limit_min",
-    "speed_limit_max",
-    "state",
-    "persist",
-    "root",
-    "check_mode",
-    "diff",
+/// The `_ansible_*` keys Ansible adds, generated beside the module's own keys.
+pub const ANSIBLE_KEYS: &[&str] = &[
     "_ansible_check_mode",
     "_ansible_diff",
     "_ansible_module_name",
 ];
-pub const ENTRY_KEYS: &[&str] = &[
-    "name",
-    "uuid",
-    "group_thread_cnt",
-    "stripe_cache_size",
-    "preread_bypass_threshold",
-    "skip_copy",
-    "sync_speed_min",
-    "sync_speed_max",
-    "sync_force_parallel",
-];
-pub const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
+pub use spec::{ENTRY_KEYS, POLICY_KEYS};
 
 /// Strings a playbook could plausibly send, and ones an attacker would.
 pub const STRINGS: &[&str] = &[
@@ -219,8 +200,9 @@ pub fn input(u: &mut Unstructured) -> Result<Map<String, Json>> {
         map.insert("thread_policy".into(), policy);
     }
     let n = u.int_in_range(0..=3u8)?;
+    let keys: Vec<&str> = spec::TOP_KEYS.iter().chain(ANSIBLE_KEYS).copied().collect();
     for _ in 0..n {
-        let k = key(u, TOP_KEYS)?;
+        let k = key(u, &keys)?;
         if k != "arrays" && k != "thread_policy" {
             map.insert(k, value(u, 1)?);
         }
