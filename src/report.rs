@@ -110,6 +110,40 @@ fn restored(w: &Write) -> Restored {
     }
 }
 
+/// One block of the message and the diff: the managed settings of an array, or of the system.
+#[derive(Default)]
+struct Summary {
+    before: String,
+    after: String,
+    due: Vec<String>,
+}
+
+impl Summary {
+    fn add(&mut self, name: &str, before: Value, after: Value) {
+        self.before.push_str(&format!("{name}: {before}\n"));
+        self.after.push_str(&format!("{name}: {after}\n"));
+        if before != after {
+            self.due.push(format!("{name} {before} -> {after}"));
+        }
+    }
+
+    /// Adds `header: <changes>` (or `header: unchanged`) to the message and, when something
+    /// is due, a diff entry with every managed setting as context.
+    fn finish(self, header: &str, msgs: &mut Vec<String>, diff: &mut Vec<Diff>) {
+        if self.due.is_empty() {
+            msgs.push(format!("{header}: unchanged"));
+            return;
+        }
+        msgs.push(format!("{header}: {}", self.due.join(", ")));
+        diff.push(Diff {
+            before_header: header.to_string(),
+            after_header: header.to_string(),
+            before: self.before,
+            after: self.after,
+        });
+    }
+}
+
 /// Builds the report of a `present` or `query` run.
 pub fn build(
     spec: &Spec,
@@ -160,36 +194,16 @@ pub fn build(
     for ap in &plan.arrays {
         let a = &inv.arrays[ap.array];
         let mut settings = BTreeMap::new();
-        let (mut was, mut will, mut said) = (String::new(), String::new(), Vec::new());
+        let mut summary = Summary::default();
         for c in &ap.changes {
             let t = Target::Md {
                 array: a.name.clone(),
                 attr: c.attr,
             };
             settings.insert(c.attr.name(), setting(t, c.before, c.after, Some(c.source)));
-            was.push_str(&format!("{}: {}\n", c.attr, c.before));
-            will.push_str(&format!("{}: {}\n", c.attr, c.after));
-            if c.is_due() {
-                said.push(format!("{} {} -> {}", c.attr, c.before, c.after));
-            }
+            summary.add(c.attr.name(), c.before, c.after);
         }
-        msgs.push(format!(
-            "{}: {}",
-            a.name,
-            if said.is_empty() {
-                "unchanged".to_string()
-            } else {
-                said.join(", ")
-            }
-        ));
-        if !ap.is_compliant() {
-            diff.push(Diff {
-                before_header: a.name.clone(),
-                after_header: a.name.clone(),
-                before: was,
-                after: will,
-            });
-        }
+        summary.finish(&a.name, &mut msgs, &mut diff);
         arrays.push(ArrayReport {
             name: a.name.clone(),
             devname: a.devnames.first().cloned(),
@@ -205,33 +219,14 @@ pub fn build(
         });
     }
     let mut system = BTreeMap::new();
-    let (mut was, mut will, mut said) = (String::new(), String::new(), Vec::new());
+    let mut summary = Summary::default();
     for l in &plan.limits {
         let (b, a) = (Value::Int(l.before), Value::Int(l.after));
         system.insert(l.limit.name(), setting(Target::Limit(l.limit), b, a, None));
-        was.push_str(&format!("{}: {b}\n", l.limit.name()));
-        will.push_str(&format!("{}: {a}\n", l.limit.name()));
-        if b != a {
-            said.push(format!("{} {b} -> {a}", l.limit.name()));
-        }
+        summary.add(l.limit.name(), b, a);
     }
     if !plan.limits.is_empty() {
-        msgs.push(format!(
-            "system: {}",
-            if said.is_empty() {
-                "unchanged".to_string()
-            } else {
-                said.join(", ")
-            }
-        ));
-        if !said.is_empty() {
-            diff.push(Diff {
-                before_header: "system".into(),
-                after_header: "system".into(),
-                before: was,
-                after: will,
-            });
-        }
+        summary.finish("system", &mut msgs, &mut diff);
     }
     if msgs.is_empty() {
         msgs.push(if spec.state == State::Reverted {
