@@ -233,10 +233,10 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     };
     for name in md_names {
         // An md device whose directory (or md/) resolves outside sys/ is not ours to read.
-        let (Some(dir), Some(md)) = (
-            root.confine(&root.block(name)),
-            root.confine(&root.block(name).join("md")),
-        ) else {
+        let Some(dir) = root.confine(&root.block(name)) else {
+            continue;
+        };
+        let Some(md) = root.confine(&dir.join("md")) else {
             continue;
         };
         inv.arrays
