@@ -83,7 +83,9 @@ if [ "$rpm" = 1 ]; then
   top=$work/rpmbuild
   rm -rf "$top" && mkdir -p "$top"/{BUILD,RPMS,SRPMS,SOURCES,SPECS}
   cp "$src" "$vendor" "$top/SOURCES/"
-  defs=(--define "_topdir $top" --define "_build_id_links none")
+  # The Packager tag: who built this set (OBS sets its own).
+  defs=(--define "_topdir $top" --define "_build_id_links none"
+    --define "packager ${MDTUNE_PACKAGER:-mdtune maintainers <mdtune@example.org>}")
   rpmbuild "${defs[@]}" --nodeps -bs packaging/mdtune.spec >/dev/null
   for arch in $arches; do
     static_target_ready "$arch" || die "cannot build the $arch RPM"
