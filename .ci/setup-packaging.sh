@@ -3,7 +3,8 @@
 # Debian 12 machine, as root. Idempotent: a second run that finds everything only checks.
 #   - from bookworm: rpm (rpmbuild), rpmlint, lintian, debhelper and dpkg-dev (dpkg-buildpackage),
 #     man-db, file, the ppc64le cross toolchain (gcc-powerpc64le-linux-gnu and
-#     libc6-dev-ppc64el-cross: glibc's static libraries for the static ppc64le build);
+#     libc6-dev-ppc64el-cross: glibc's static libraries for the static ppc64le build),
+#     libc6-arm64-cross (the aarch64 glibc that qemu-aarch64-static -L runs the glibc build with);
 #   - qemu-user-static (bookworm) and qemu-system-ppc from bookworm-backports, through a private
 #     apt configuration (the machine's /etc/apt is never touched), because the VM suite installs
 #     qemu-system-x86 from backports and bookworm's QEMU 7.2 would replace its qemu-system-common;
@@ -34,7 +35,7 @@ lock=(-o DPkg::Lock::Timeout=900)
 
 # --- bookworm packages ---------------------------------------------------------------------------
 want=(rpm rpmlint lintian debhelper dpkg-dev man-db file gcc-powerpc64le-linux-gnu
-  libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu cpio)
+  libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

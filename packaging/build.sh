@@ -49,6 +49,12 @@ out=$repo/target/packages
 work=$repo/target/packaging
 mkdir -p "$out" "$work"
 name=mdtune-$version
+# One cargo target directory for every package build: the build-time crates (serde_derive, syn,
+# ...) compile once, not once per architecture and format. Each build still compiles the
+# sources of its own unpacked tarball. MDTUNE_CLEAN_BUILD=1 gives each build its own.
+if [ "${MDTUNE_CLEAN_BUILD:-0}" != 1 ]; then
+  export CARGO_TARGET_DIR=$work/cargo-target
+fi
 
 # --- the vendored crates ------------------------------------------------------------------------
 vendor=$out/$name-vendor.tar.gz
