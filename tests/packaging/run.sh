@@ -11,6 +11,7 @@
 #   ppc64le  the packaged binary on a real ppc64le kernel (ppc64le-vm.sh), unless
 #         MDTUNE_PACKAGING_VM=0.
 # Needs root and .ci/setup-packaging.sh. Exits non-zero on any failure.
+# MDTUNE_PACKAGING_BUILD=0 checks the packages already in target/packages (while editing checks).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -41,7 +42,9 @@ version=$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\(.*\)"/\1/p}' Cargo.toml
 
 # --- build --------------------------------------------------------------------------------------
 t0=$(date +%s)
-if ! packaging/build.sh; then
+if [ "${MDTUNE_PACKAGING_BUILD:-1}" = 0 ] && ls "$pkgs"/*.rpm "$pkgs"/*.deb >/dev/null 2>&1; then
+  echo "NOTE: MDTUNE_PACKAGING_BUILD=0: checking the packages already in $pkgs, not rebuilding"
+elif ! packaging/build.sh; then
   echo "FAIL: packaging/build.sh"
   exit 1
 fi
@@ -132,26 +135,50 @@ printf '%s\n' "mdtune-$version-vendor.tar.gz" "mdtune-$version.tar.gz" mdtune.sp
 check "the source RPM holds the spec, the source and the vendored crates" diff -u "$tmp/want" "$tmp/got"
 
 # --- RPMs: install into a scratch root, run, remove ------------------------------------------------
+# The scratch root is a copy of the demo host, so that the installed binary can also be run on
+# it with persist, the way a packaged host uses it.
 root=$tmp/rpmroot
-mkdir -p "$root"
+cp -a examples/demo-host "$root"
+(cd "$root" && find . ! -type d | sort) >"$tmp/before"
 rpm --root "$root" --initdb
 # --nodeps: the scratch root's rpm database has no base system, so rtld(GNU_HASH) (glibc) is not
 # provided there; the three packages' dependencies on each other are still resolved.
 set_=("$pkgs/mdtune-$version-1.x86_64.rpm" "$mods" "$form")
-if rpm --root "$root" --nodeps -i "${set_[@]}"; then
+# (Debian's rpm warns on stderr that it is not Debian's package manager: shown only on failure.)
+if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   pass "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
-  check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V mdtune mdtune-salt-modules mdtune-formula
+  check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V --nodeps mdtune mdtune-salt-modules mdtune-formula
   got=$("$root/usr/sbin/mdtune" --version)
   check "the installed $root/usr/sbin/mdtune runs: $got" test "$got" = "mdtune $version"
   check "the installed formula's files are where Uyuni looks" \
     test -f "$root$fdir/metadata/mdtune/form.yml" -a -f "$root$fdir/metadata/mdtune/pillar.example" \
     -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py"
   check "mdtune cannot be removed while the formula needs it" bash -c "! rpm --root '$root' -e mdtune 2>/dev/null"
-  rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune
-  left=$(cd "$root" && find . -mindepth 1 -not -path './var/lib/rpm*' -not -path './var/lib' -not -path './var' \
-    -not -path './usr/lib/sysimage*' -not -path './usr/lib' -not -path './usr')
-  check "rpm -e leaves nothing but the rpm database behind${left:+: $left}" test -z "$left"
+  check "...and is still installed" rpm --root "$root" -q mdtune
+  # persist by the packaged binary: the rule runs /usr/sbin/mdtune, no second copy is installed,
+  # and a revert leaves the packaged binary alone.
+  out=$(echo "{\"persist\": true, \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
+  check "persist by the packaged binary succeeds" python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["failed"])' "$out"
+  check "its udev rule runs the packaged /usr/sbin/mdtune" \
+    grep -q 'RUN+="/usr/sbin/mdtune --udev %k"' "$root/etc/udev/rules.d/90-mdtune.rules"
+  check "it installs no second copy in /usr/local/sbin" test ! -e "$root/usr/local/sbin/mdtune"
+  out=$(echo "{\"state\": \"reverted\", \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
+  check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
+    bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
+  if rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
+    pass "rpm -e removes the three"
+  else
+    cat "$tmp/rpm-e"; fail "rpm -e removes the three"
+  fi
+  # Left: any file (directories aside: a real system's filesystem package owns the parents rpm
+  # made) that the demo host did not have, except the rpm database and run/ (the lock and saved
+  # originals of mdtune's own runs, not the package's).
+  rm -rf "${root:?}$(rpm --eval '%_dbpath')"  # Debian's rpm keeps it in $HOME/.rpmdb
+  (cd "$root" && find . ! -type d | sort) >"$tmp/after"
+  left=$(comm -13 "$tmp/before" "$tmp/after" | grep -vE '^\./run/' | paste -sd' ' || true)
+  check "rpm -e leaves nothing behind but the rpm database${left:+: $left}" test -z "$left"
 else
+  cat "$tmp/rpm-i"
   fail "rpm --root installs the RPM set"
 fi
 
