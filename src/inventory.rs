@@ -390,6 +390,23 @@ mod tests {
     }
 
     #[test]
+    fn busy_or_vanished_arrays_and_unprintable_values_skip_the_array_not_the_run() {
+        let read = |errno| InventoryError::Read {
+            path: "md0/md/level".into(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        assert!(read(kernel::EBUSY).skips_array());
+        assert!(read(kernel::ENODEV).skips_array());
+        assert!(!read(13).skips_array(), "EACCES: the run cannot see the host");
+        let parse = InventoryError::Parse {
+            array: "md0".into(),
+            attr: "stripe_cache_size".into(),
+            text: String::new(),
+        };
+        assert!(parse.skips_array());
+    }
+
+    #[test]
     fn arrays_sort_by_number_not_by_text() {
         let mut names = vec!["md126", "md2", "md_d0", "md10", "md1"];
         names.sort_by_key(|n| natural_key(n));
