@@ -397,7 +397,10 @@ mod tests {
         };
         assert!(read(kernel::EBUSY).skips_array());
         assert!(read(kernel::ENODEV).skips_array());
-        assert!(!read(13).skips_array(), "EACCES: the run cannot see the host");
+        assert!(
+            !read(13).skips_array(),
+            "EACCES: the run cannot see the host"
+        );
         let parse = InventoryError::Parse {
             array: "md0".into(),
             attr: "stripe_cache_size".into(),

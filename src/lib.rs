@@ -6,10 +6,12 @@
 //! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
 //! [`persist`] keeps the desired state across reboots and restores saved originals; [`run`] is
 //! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`].
-//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`kernel`] is
-//! the one table of kernel facts the decisions rest on.
+//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`auto`]
+//! derives `group_thread_cnt` from them; [`hold`] says what waits for a reshape or for mdmon;
+//! [`kernel`] is the one table of kernel facts these decisions rest on.
 
 pub mod apply;
+pub mod auto;
 pub mod hold;
 pub mod inventory;
 pub mod kernel;
