@@ -503,3 +503,36 @@ fn a_failed_run_that_lowered_the_stripe_cache_and_threshold_restores_both_cache_
     assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "512");
     assert!(json.get("not_restored").is_none(), "{json}");
 }
+
+#[test]
+fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
+    let dir = scratch("reshape-revert");
+    let mut r = FakeRoot::new(&dir, 64);
+    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 8)).collect();
+    let dv: Vec<&str> = d.iter().map(String::as_str).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &dv);
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md0", "skip_copy": true}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "8");
+    // mdadm --grow starts a reshape; a revert now must not suspend the array.
+    r.set_md("md0", "sync_action", "reshape");
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "8");
+    assert_eq!(r.read_md("md0", "skip_copy"), "1");
+    assert!(
+        warnings(&out).contains("saved originals kept"),
+        "{}",
+        warnings(&out)
+    );
+    assert_eq!(fs::read_dir(dir.join("run/mdtune")).unwrap().count(), 1);
+    r.set_md("md0", "sync_action", "idle");
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+    assert_eq!(r.read_md("md0", "skip_copy"), "0");
+    assert_eq!(fs::read_dir(dir.join("run/mdtune")).unwrap().count(), 0);
+}
