@@ -20,10 +20,10 @@ pub fn threads_per_node(online_cpus: u64, possible_nodes: u64) -> u64 {
     (online_cpus / possible_nodes.max(1)).max(1)
 }
 
-/// A rotational disk counts as this many queues whatever its `mq/` shows: SAS and virtio-scsi
-/// hosts with shared tags give every LUN the host's queue count (`blk_mq_alloc_tag_set` with
-/// `BLK_MQ_F_TAG_HCTX_SHARED` in mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which says
-/// nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
+/// A rotational disk counts as this many queues whatever its `mq/` shows: every LUN of a SCSI
+/// host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
+/// `Scsi_Host`, shared by all its LUNs on mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which
+/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
 pub const ROTATIONAL_QUEUES: u64 = 1;
 
 /// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
