@@ -403,7 +403,9 @@ impl FakeRoot {
             .iter()
             .filter(|(_, u)| matches!(u, Use::Active | Use::Rebuilding))
             .count();
-        write(&md.join("raid_disks"), &data.to_string());
+        // A container's (inactive) members are all spares; raid_disks still counts them.
+        let disks = if active { data } else { members.len() };
+        write(&md.join("raid_disks"), &disks.to_string());
         write(&md.join("reshape_position"), &spec.reshape_position);
         if spec.zero_kernel_uuid {
             write(&md.join("uuid"), "00000000-0000-0000-0000-000000000000");
@@ -441,28 +443,8 @@ impl FakeRoot {
                 write(&md.join(f), v);
             }
         }
-        let mut next_slot = 0;
         for &(m, u) in members {
-            self.stack(name, m);
-            let dev = md.join(format!("dev-{m}"));
-            link(&dev.join("block"), &self.device_dir(m));
-            let slot = match u {
-                Use::Active | Use::Rebuilding => {
-                    next_slot += 1;
-                    link(&md.join(format!("rd{}", next_slot - 1)), &dev);
-                    (next_slot - 1).to_string()
-                }
-                Use::Spare | Use::Faulty => "none".to_string(),
-                Use::Journal => "journal".to_string(),
-            };
-            let state = match u {
-                Use::Active => "in_sync",
-                Use::Rebuilding | Use::Spare => "spare",
-                Use::Faulty => "faulty",
-                Use::Journal => "journal",
-            };
-            write(&dev.join("state"), state);
-            write(&dev.join("slot"), &slot);
+            self.add_member(name, m, u);
         }
         let dev = self.dir.join("dev");
         if let Some(devname) = &spec.devname {
@@ -475,6 +457,35 @@ impl FakeRoot {
         );
         write(&dev.join(name), "");
         name.to_string()
+    }
+
+    /// Adds `member` to array `md` with use `u` (`mdadm --add`): data members take the next
+    /// free slot (and an `rdN` link); spares and faulty members show slot `none`, the journal
+    /// slot `journal`.
+    pub fn add_member(&mut self, md: &str, member: &str, u: Use) {
+        self.stack(md, member);
+        let md_dir = self.device_dir(md).join("md");
+        let dev = md_dir.join(format!("dev-{member}"));
+        link(&dev.join("block"), &self.device_dir(member));
+        let slot = match u {
+            Use::Active | Use::Rebuilding => {
+                let n = (0..)
+                    .find(|n| fs::symlink_metadata(md_dir.join(format!("rd{n}"))).is_err())
+                    .unwrap_or(0);
+                link(&md_dir.join(format!("rd{n}")), &dev);
+                n.to_string()
+            }
+            Use::Spare | Use::Faulty => "none".to_string(),
+            Use::Journal => "journal".to_string(),
+        };
+        let state = match u {
+            Use::Active => "in_sync",
+            Use::Rebuilding | Use::Spare => "spare",
+            Use::Faulty => "faulty",
+            Use::Journal => "journal",
+        };
+        write(&dev.join("state"), state);
+        write(&dev.join("slot"), &slot);
     }
 
     /// Reads an md attribute the way a test asserts on it (trimmed).
@@ -547,6 +558,9 @@ pub fn demo_host(dir: &Path) -> FakeRoot {
     container.kernel_uuid_file = false;
     let i: Vec<&str> = imsm.iter().map(String::as_str).collect();
     r.md("md126", &container, &i);
+    // md0 also has a SATA hot spare: reported with its role, not counted (it would make auto 0).
+    let spare = r.scsi("sdn", 1);
+    r.add_member("md0", &spare, Use::Spare);
     r
 }
 
