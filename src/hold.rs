@@ -32,9 +32,11 @@ impl Hold {
     pub fn reason(self, array: &Array) -> String {
         match self {
             Hold::Reshape => format!(
-                "{} is reshaping ({}): held back until the reshape ends",
+                "{} is reshaping ({}): held back until the reshape ends (writes that suspend the \
+                 array wait, and a reshape needs {} stripes per chunk in the cache)",
                 array.name,
-                array.reshape.as_deref().unwrap_or("reshape")
+                array.reshape.as_deref().unwrap_or("reshape"),
+                kernel::RESHAPE_STRIPES_PER_CHUNK
             ),
             Hold::NoMdmon => {
                 let (container, why) = match &array.external {

@@ -298,7 +298,7 @@ impl<'a> Topology<'a> {
 /// The disk a device directory belongs to: its parent when it is a partition, else itself.
 fn disk_of(dev: &Path) -> PathBuf {
     match dev.parent() {
-        Some(parent) if dev.join("partition").is_file() => parent.to_path_buf(),
+        Some(parent) if read_text(&dev.join("partition")).is_some() => parent.to_path_buf(),
         _ => dev.to_path_buf(),
     }
 }
