@@ -347,7 +347,7 @@ fn read_text(path: &Path) -> Option<String> {
 }
 
 /// A directory's entry names, sorted; empty when it does not exist.
-fn list(dir: &Path) -> Vec<String> {
+pub(crate) fn list(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)

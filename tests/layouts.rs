@@ -6,12 +6,11 @@
 mod common;
 
 use common::fakeroot::{FakeRoot, MdSpec, Use};
-use common::{bin, run, scratch};
+use common::{run, run_unprivileged, scratch};
 use serde_json::{json, Value};
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn strs(v: &Value, key: &str) -> Vec<String> {
     v.as_array()
@@ -461,47 +460,16 @@ fn a_failed_run_that_lowered_the_stripe_cache_and_threshold_restores_both_cache_
     let input = json!({"root": dir, "thread_policy": "off", "arrays": [
         {"name": "md0", "stripe_cache_size": 256, "preread_bypass_threshold": 100},
         {"name": "md1", "group_thread_cnt": 2}]});
-    let mut child = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            bin(),
-            "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{json}");
+    let out = run_unprivileged(&input);
+    assert_eq!(out.code, 1, "{}", out.stdout);
     // The kernel refuses a threshold above the cache: the cache goes back up first.
-    let restored: Vec<String> = json["rolled_back"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{json}"))
-        .iter()
-        .map(|w| {
-            format!(
-                "{} {}",
-                w["target"].as_str().unwrap(),
-                w["setting"].as_str().unwrap()
-            )
-        })
-        .collect();
     assert_eq!(
-        restored,
+        out.rolled_back(),
         ["md0 stripe_cache_size", "md0 preread_bypass_threshold"]
     );
+    assert!(out.json.get("not_restored").is_none(), "{}", out.stdout);
     assert_eq!(r.read_md("md0", "stripe_cache_size"), "1024");
     assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "512");
-    assert!(json.get("not_restored").is_none(), "{json}");
 }
 
 #[test]
