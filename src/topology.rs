@@ -17,8 +17,8 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
 //!
 //! The output is a plain [`Member`] per member, which `plan` reads without touching a
-//! filesystem. Every read goes through the three helpers at the bottom ([`read_text`],
-//! [`list`], [`real`]), so the I/O can be swapped without touching the rules.
+//! filesystem. Every read goes through the three helpers at the bottom (`read_text`, `list`,
+//! `real`), so the I/O can be swapped without touching the rules.
 
 use crate::kernel;
 use crate::sysfs::{self, Root};
