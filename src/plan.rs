@@ -158,6 +158,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// True if and only if some due change waits (a reshape, no mdmon): a revert must then keep
+    /// the saved originals for the next revert.
+    pub fn holds_back(&self) -> bool {
+        self.arrays
+            .iter()
+            .flat_map(|a| &a.changes)
+            .any(|c| c.hold.is_some())
+    }
+
     pub fn is_compliant(&self) -> bool {
         self.arrays.iter().all(ArrayPlan::is_compliant)
             && self.limits.iter().all(|l| l.before == l.after)
