@@ -189,11 +189,7 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let mut persisted = Persist::default();
     // A setting held back (a reshape, no mdmon) is not restored yet: keep every saved original
     // so that the next revert can restore it.
-    let held = plan
-        .arrays
-        .iter()
-        .flat_map(|a| &a.changes)
-        .any(|c| c.hold.is_some());
+    let held = plan.holds_back();
     if held {
         plan.warnings.push(
             "saved originals kept: run state: reverted again once the held-back settings can be written"
