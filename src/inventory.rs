@@ -29,6 +29,8 @@ pub enum InventoryError {
         attr: String,
         text: String,
     },
+    #[error("{array}: md/{attr} read empty (as it does while the array is being stopped)")]
+    Empty { array: String, attr: String },
     #[error("{path}: {text:?} is not a number")]
     Number { path: String, text: String },
 }
@@ -39,7 +41,7 @@ impl InventoryError {
     /// being stopped.
     fn skips_array(&self) -> bool {
         match self {
-            InventoryError::Parse { .. } => true,
+            InventoryError::Parse { .. } | InventoryError::Empty { .. } => true,
             InventoryError::Read { source, .. } => {
                 matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
             }
@@ -290,10 +292,16 @@ fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
         let Some(t) = read_opt(&md.join(attr.name()))? else {
             continue;
         };
-        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| InventoryError::Parse {
-            array: a.name.clone(),
-            attr: attr.name().to_string(),
-            text: t.trim().to_string(),
+        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
+            let (array, attr) = (a.name.clone(), attr.name().to_string());
+            match t.trim() {
+                "" => InventoryError::Empty { array, attr },
+                text => InventoryError::Parse {
+                    array,
+                    attr,
+                    text: text.to_string(),
+                },
+            }
         })?;
         a.values.insert(attr, v);
     }
