@@ -60,7 +60,7 @@ impl Hold {
 }
 
 /// Marks the due changes of `ap` that must wait, and warns once per array.
-pub fn hold_back(array: &Array, ap: &mut ArrayPlan, warnings: &mut Vec<String>) {
+pub(crate) fn hold_back(array: &Array, ap: &mut ArrayPlan, warnings: &mut Vec<String>) {
     for c in ap.changes.iter_mut().filter(|c| c.is_due()) {
         c.hold = why(array, c);
     }

@@ -148,7 +148,7 @@ type Resolved = Result<Vec<Leaf>, String>;
 const MAX_DEPTH: usize = 16;
 
 /// Follows members down the block stack, remembering each device so shared paths are read once.
-pub struct Topology<'a> {
+pub(crate) struct Topology<'a> {
     root: &'a Root,
     /// The names in `sys/block` (NVMe path devices are found among them).
     block_names: &'a [String],
@@ -156,7 +156,7 @@ pub struct Topology<'a> {
 }
 
 impl<'a> Topology<'a> {
-    pub fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
+    pub(crate) fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
         Topology {
             root,
             block_names,
@@ -167,7 +167,7 @@ impl<'a> Topology<'a> {
     /// Every member of the array whose device directory is `dir` and whose `md/` is `md`:
     /// from `md/dev-*/block` with their roles, or from `slaves/` (role unknown) when md lists
     /// none.
-    pub fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
+    pub(crate) fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
         let mut members = Vec::new();
         for entry in list(md) {
             let Some(name) = entry.strip_prefix("dev-") else {
