@@ -9,9 +9,11 @@
 
 pub mod apply;
 pub mod inventory;
+pub mod originals;
 pub mod persist;
 pub mod plan;
 pub mod report;
 pub mod run;
 pub mod spec;
 pub mod sysfs;
+pub mod udev;
