@@ -154,7 +154,7 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
     test -f "$root$fdir/metadata/mdtune/form.yml" -a -f "$root$fdir/metadata/mdtune/pillar.example" \
     -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py"
   check "mdtune cannot be removed while the formula needs it" bash -c "! rpm --root '$root' -e mdtune 2>/dev/null"
-  check "...and is still installed" rpm --root "$root" -q mdtune
+  check "...and is still installed" bash -c 'rpm --root "$1" -q mdtune >/dev/null' _ "$root"
   # persist by the packaged binary: the rule runs /usr/sbin/mdtune, no second copy is installed,
   # and a revert leaves the packaged binary alone.
   out=$(echo "{\"persist\": true, \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
