@@ -23,4 +23,3 @@ pub mod spec;
 pub mod sysfs;
 pub mod topology;
 pub mod udev;
-
