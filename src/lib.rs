@@ -6,11 +6,14 @@
 //! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
 //! [`persist`] keeps the desired state across reboots, [`originals`] the values saved before the
 //! first change, for `state: reverted`; [`run`] is the glue that [`main`](../mdtune/index.html)
-//! calls, and [`udev`] the entry point of the persisted udev rule. Every path is built by [`sysfs`].
-//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`kernel`] is
-//! the one table of kernel facts the decisions rest on.
+//! calls, and [`udev`] the entry point of the persisted udev rule. Every path is built by
+//! [`sysfs`]; the values it reads and writes are parsed by [`values`].
+//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`auto`]
+//! derives `group_thread_cnt` from them; [`hold`] says what waits for a reshape or for mdmon;
+//! [`kernel`] is the one table of kernel facts these decisions rest on.
 
 pub mod apply;
+pub mod auto;
 pub mod hold;
 pub mod inventory;
 pub mod kernel;
@@ -23,3 +26,4 @@ pub mod spec;
 pub mod sysfs;
 pub mod topology;
 pub mod udev;
+pub mod values;

@@ -260,9 +260,19 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         Outcome::default()
     };
     let mut persisted = Persist::default();
+    // A setting held back (a reshape, no mdmon) is not restored yet: keep every saved original
+    // so that the next revert can restore it.
+    let held = plan.holds_back();
+    if held {
+        plan.warnings.push(
+            "saved originals kept: run state: reverted again once the held-back settings can be written"
+                .into(),
+        );
+    }
     let mut removals = Vec::new();
     if outcome.failure.is_none() {
-        removals = persist::removal_plan(root, &originals.paths()).map_err(stop(Exit::Failed))?;
+        let saved = if held { Vec::new() } else { originals.paths() };
+        removals = persist::removal_plan(root, &saved).map_err(stop(Exit::Failed))?;
         let rule = root.udev_rule(persist::RULE_FILE);
         let rule_due = removals.iter().any(|f| f.path == rule);
         let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
