@@ -627,7 +627,7 @@ fn random_runs_on_random_hosts_keep_every_report_true() {
     let env = |k: &str| std::env::var(k).ok();
     let runs: usize = env("MDTUNE_PROPERTY_RUNS")
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(1000);
     let seed: u64 = env("MDTUNE_PROPERTY_SEED")
         .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
         .unwrap_or(0x6d64_7475_6e65_0001);
