@@ -9,6 +9,7 @@ use crate::originals::Originals;
 use crate::persist;
 use crate::plan;
 use crate::report::{self, Persist, Report};
+use crate::rule;
 use crate::spec::{Spec, State};
 use crate::sysfs::Root;
 use std::path::Path;
@@ -177,7 +178,7 @@ pub(crate) fn tune(
     let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
     let rule_due = due
         .iter()
-        .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
+        .any(|f| f.path == root.udev_rule(rule::RULE_FILE));
     let mut persisted = Persist {
         changed: spec.state == State::Present && !due.is_empty(),
         files: due
@@ -186,7 +187,7 @@ pub(crate) fn tune(
             .collect(),
         left: Vec::new(),
         udev_reload: (rule_due && spec.state == State::Present)
-            .then(|| persist::reload_udev(root, false)),
+            .then(|| rule::reload_udev(root, false)),
     };
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
@@ -206,7 +207,7 @@ pub(crate) fn tune(
         persist::undo_files(root, &files);
         persisted = Persist::default();
     } else if real && rule_due {
-        persisted.udev_reload = Some(persist::reload_udev(root, true));
+        persisted.udev_reload = Some(rule::reload_udev(root, true));
     }
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
@@ -273,7 +274,7 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     if outcome.failure.is_none() {
         let saved = if held { Vec::new() } else { originals.paths() };
         removals = persist::removal_plan(root, &saved).map_err(stop(Exit::Failed))?;
-        let rule = root.udev_rule(persist::RULE_FILE);
+        let rule = root.udev_rule(rule::RULE_FILE);
         let rule_due = removals.iter().any(|f| f.path == rule);
         let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
             paths.map(|p| persist::display(root, p)).collect()
@@ -288,11 +289,11 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
                 .collect();
             // A rule still in place needs no reload.
             let rule_gone = done.removed.contains(&rule);
-            persisted.udev_reload = rule_gone.then(|| persist::reload_udev(root, true));
+            persisted.udev_reload = rule_gone.then(|| rule::reload_udev(root, true));
             removals.retain(|f| done.removed.contains(&f.path));
         } else {
             persisted.files = shown(&mut removals.iter().map(|f| &f.path));
-            persisted.udev_reload = rule_due.then(|| persist::reload_udev(root, false));
+            persisted.udev_reload = rule_due.then(|| rule::reload_udev(root, false));
         }
         persisted.changed = !persisted.files.is_empty();
     }
