@@ -127,7 +127,7 @@ pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     if !writes {
         return match spec.state {
             State::Reverted => revert(spec, &root),
-            State::Present | State::Query => present(spec, &root, Exit::Input),
+            State::Present | State::Query => present(spec, &root, Refusal::Input),
         };
     }
     if spec.state == State::Present {
@@ -137,7 +137,30 @@ pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     let _lock = apply::lock(&root, wait).map_err(stop(Exit::Failed))?;
     match spec.state {
         State::Reverted => revert(spec, &root),
-        State::Present | State::Query => present(spec, &root, Exit::Failed),
+        State::Present | State::Query => present(spec, &root, Refusal::AfterWait),
+    }
+}
+
+/// What a plan the host refuses (an exact name matching nothing, ...) means, by when it happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Nothing written yet: unusable input, exit 2.
+    Input,
+    /// Planned again under the lock: the host changed while the run waited, exit 1.
+    AfterWait,
+    /// A udev replay of the persisted state: the state no longer fits the array, exit 1.
+    Replay,
+}
+
+impl Refusal {
+    fn stop(self, e: plan::PlanError) -> Stopped {
+        match self {
+            Refusal::Input => stop(Exit::Input)(e),
+            Refusal::AfterWait => stop(Exit::Failed)(format!(
+                "the host changed while this run waited for the lock: {e}"
+            )),
+            Refusal::Replay => stop(Exit::Failed)(format!("the persisted state: {e}")),
+        }
     }
 }
 
@@ -149,9 +172,8 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
     }
 }
 
-/// Reads the host and tunes it. `refusal` is the exit status of a plan the host refuses: 2
-/// before anything was written, 1 once the lock is taken (the host changed while waiting).
-fn present(spec: &Spec, root: &Root, refusal: Exit) -> Result<Report, Stopped> {
+/// Reads the host and tunes it.
+fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, Stopped> {
     let inv = inventory::read(root, &scope(spec)).map_err(stop(Exit::Failed))?;
     tune(spec, root, &inv, refusal)
 }
@@ -160,14 +182,9 @@ pub(crate) fn tune(
     spec: &Spec,
     root: &Root,
     inv: &Inventory,
-    refusal: Exit,
+    refusal: Refusal,
 ) -> Result<Report, Stopped> {
-    let plan = plan::plan(spec, inv).map_err(|e| match refusal {
-        Exit::Input => stop(Exit::Input)(e),
-        _ => stop(refusal)(format!(
-            "the host changed while this run waited for the lock: {e}"
-        )),
-    })?;
+    let plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
     let real = spec.state == State::Present && !spec.check_mode;
 
     let files = if spec.persist {
