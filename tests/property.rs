@@ -444,6 +444,17 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
             &report,
         );
     }
+    // A run that changes (or would change) something found the host not compliant, and one that
+    // finds it not compliant changes it (no generated host holds a setting back).
+    if state != "query"
+        && code == Exit::Ok
+        && (report["changed"] == true) == (report["compliant"] == true)
+    {
+        ctx.fail(
+            "changed and compliant agree instead of being opposite",
+            &report,
+        );
+    }
     if state == "query" && report["changed"] == true {
         ctx.fail("a query said changed", &report);
     }
