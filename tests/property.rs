@@ -30,6 +30,15 @@ use std::path::{Path, PathBuf};
 struct Rng(u64);
 
 impl Rng {
+    /// The generator of host `host` under `seed`: splitmix64 of both, never zero (xorshift's
+    /// one fixed point).
+    fn for_host(seed: u64, host: usize) -> Rng {
+        let mut z = seed.wrapping_add((host as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Rng((z ^ (z >> 31)).max(1))
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -548,7 +557,7 @@ fn normalize(p: &Path) -> PathBuf {
 /// Runs one random host's sequence of runs, checking each. The host's randomness comes from
 /// the seed and its number alone, so a failure reproduces with `MDTUNE_PROPERTY_HOST`.
 fn run_host(seed: u64, host_no: usize, scratch: &Path, codes: &mut BTreeMap<i32, usize>) -> usize {
-    let mut rng = Rng(seed ^ (host_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng::for_host(seed, host_no);
     let base = scratch.join(format!("host{host_no}"));
     let host = random_host(&mut rng, base.clone());
     let binary = host_no.is_multiple_of(16);
