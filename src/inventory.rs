@@ -9,10 +9,10 @@
 //! paths to one member count as the smallest path, never their sum. This module reads; it never
 //! decides what should change.
 
+use crate::dirfd::Dir;
 use crate::sysfs::{self, Attr, Family, Root, SpeedLimit, Value};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -155,42 +155,35 @@ fn read_err(path: &Path, source: io::Error) -> InventoryError {
     }
 }
 
-/// Reads a file, `Ok(None)` when it does not exist.
-fn read_opt(path: &Path) -> Result<Option<String>, InventoryError> {
-    match sysfs::read(path) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(read_err(path, e)),
-    }
-}
-
-/// Lists a directory's entry names, sorted; empty when it does not exist.
-fn list(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+/// Reads file `name` of `dir`, `Ok(None)` when it does not exist.
+fn read_opt(dir: &Dir, name: &str) -> Result<Option<String>, InventoryError> {
+    dir.read(name)
+        .map_err(|e| read_err(&dir.path().join(name), e))
 }
 
 /// Maps link targets' file names to the link names in `dir` (udev's `dev/md`, `dev/disk/by-id`).
-fn links_by_target(dir: &Path, prefix: &str) -> HashMap<String, Vec<String>> {
+fn links_by_target(root: &Root, dir: &str, prefix: &str) -> HashMap<String, Vec<String>> {
     let mut map: HashMap<String, Vec<String>> = HashMap::new();
-    for name in list(dir) {
+    let Some(dir) = root.dir(dir) else {
+        return map;
+    };
+    for name in dir.list().unwrap_or_default() {
         let Some(rest) = name.strip_prefix(prefix) else {
             continue;
         };
-        if let Ok(target) = fs::read_link(dir.join(&name)) {
+        if let Ok(target) = dir.read_link(&name) {
             if let Some(t) = target.file_name().and_then(|t| t.to_str()) {
                 map.entry(t.to_string()).or_default().push(rest.to_string());
             }
         }
     }
     map
+}
+
+/// Whether a `sys/block` entry can be an md device: the kernel names every one `md<N>`,
+/// `md_d<N>` or `md_<name>` (md.c, `md_alloc`), so other devices are not even looked at.
+fn md_name(name: &str) -> bool {
+    name.starts_with("md")
 }
 
 /// Reads the host under `root`.
@@ -209,68 +202,73 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         })?;
         inv.speed_limits.insert(limit, n);
     }
-    inv.online_cpus = match root.confine(&root.cpus_online()) {
-        Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
-        None => None,
+    // No sys/ (or no sys/block) is a host without arrays.
+    let Ok(sys) = root.sys_dir() else {
+        return Ok(inv);
     };
-
-    let block_names = list(&root.block_dir());
+    inv.online_cpus = match sys.follow("devices/system/cpu", root.sys()) {
+        Ok(cpu) => read_opt(&cpu, "online")?.and_then(|t| sysfs::parse_cpu_list(&t)),
+        Err(_) => None,
+    };
+    let Ok(block) = sys.follow("block", root.sys()) else {
+        return Ok(inv);
+    };
+    let block_names = block.list().unwrap_or_default();
     let mut md_names: Vec<&String> = block_names
         .iter()
+        .filter(|n| md_name(n))
         .filter(|n| scope.only.as_ref().is_none_or(|only| only == *n))
-        .filter(|n| root.block(n).join("md").is_dir())
         .collect();
     md_names.sort_by_key(|n| natural_key(n));
     if md_names.is_empty() {
         return Ok(inv);
     }
-    let devnames = links_by_target(&root.dev_md(), "");
-    let by_id = links_by_target(&root.dev_by_id(), "md-uuid-");
+    let devnames = links_by_target(root, "dev/md", "");
     let mut queues = Queues {
-        root,
+        sys: root.sys(),
+        block: &block,
         block_names: &block_names,
         cache: HashMap::new(),
     };
     for name in md_names {
-        // An md device whose directory (or md/) resolves outside sys/ is not ours to read.
-        let Some(dir) = root.confine(&root.block(name)) else {
+        // An md device whose directory resolves outside sys/ is not ours to read; one without
+        // md/ (a real directory, never a link) is not an md device.
+        let Ok(dir) = block.follow(name, root.sys()) else {
             continue;
         };
-        let Some(md) = root.confine(&dir.join("md")) else {
+        let Ok(Some(md)) = dir.sub("md") else {
             continue;
         };
         inv.arrays
-            .push(read_array(name, &dir, &md, &devnames, &by_id, &mut queues)?);
+            .push(read_array(name, &dir, &md, &devnames, &mut queues)?);
+    }
+    // udev's by-id links tell the uuid on kernels without md/uuid (before about 5.9).
+    if inv.arrays.iter().any(|a| a.uuid.is_none()) {
+        let by_id = links_by_target(root, "dev/disk/by-id", "md-uuid-");
+        for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
+            a.uuid = by_id
+                .get(&a.name)
+                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u)));
+        }
     }
     Ok(inv)
 }
 
 fn read_array(
     name: &str,
-    dir: &Path,
-    md: &Path,
+    dir: &Dir,
+    md: &Dir,
     devnames: &HashMap<String, Vec<String>>,
-    by_id: &HashMap<String, Vec<String>>,
     queues: &mut Queues,
 ) -> Result<Array, InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
-        Ok(read_opt(&md.join(f))?
-            .unwrap_or_default()
-            .trim()
-            .to_string())
+        Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
     };
-    let uuid = read_opt(&md.join("uuid"))?
-        .and_then(|u| crate::spec::uuid_hex(u.trim()))
-        .or_else(|| {
-            by_id
-                .get(name)?
-                .iter()
-                .find_map(|u| crate::spec::uuid_hex(u))
-        });
+    let uuid = read_opt(md, "uuid")?.and_then(|u| crate::spec::uuid_hex(u.trim()));
     let mut values = BTreeMap::new();
     for attr in Attr::ALL {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
-        let Some(t) = read_opt(&md.join(attr.name()))? else {
+        let Some(t) = read_opt(md, attr.name())? else {
             continue;
         };
         let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| InventoryError::Parse {
@@ -280,7 +278,7 @@ fn read_array(
         })?;
         values.insert(attr, v);
     }
-    let sync = match read_opt(&md.join("sync_action"))? {
+    let sync = match read_opt(md, "sync_action")? {
         None => None,
         Some(action) => Some(Sync {
             action: action.trim().to_string(),
@@ -288,10 +286,7 @@ fn read_array(
             speed_kib_s: text("sync_speed")?.parse().ok(),
         }),
     };
-    let mut members = Vec::new();
-    for (member, target) in member_links(dir, md) {
-        members.push(queues.member(&member, &target));
-    }
+    let members = queues.members(dir, md);
     let mut names = devnames.get(name).cloned().unwrap_or_default();
     names.sort();
     Ok(Array {
@@ -307,35 +302,15 @@ fn read_array(
     })
 }
 
-/// The array's members as (name, link path): `slaves/*`, or `md/dev-*/block` when `slaves/` is
-/// empty.
-fn member_links(dir: &Path, md: &Path) -> Vec<(String, PathBuf)> {
-    let slaves: Vec<(String, PathBuf)> = list(&dir.join("slaves"))
-        .into_iter()
-        .map(|m| {
-            let p = dir.join("slaves").join(&m);
-            (m, p)
-        })
-        .collect();
-    if !slaves.is_empty() {
-        return slaves;
-    }
-    list(md)
-        .into_iter()
-        .filter_map(|d| {
-            let m = d.strip_prefix("dev-")?.to_string();
-            let p = md.join(&d).join("block");
-            Some((m, p))
-        })
-        .collect()
-}
-
 /// What a device resolved to: its leaves (disks with `mq/`) or why they cannot be found.
 type Resolved = Result<Vec<Leaf>, String>;
 
 /// Counts queues, remembering each device so shared paths are read once.
 struct Queues<'a> {
-    root: &'a Root,
+    /// The real path of `sys/`: every device directory must stay inside it.
+    sys: &'a Path,
+    /// `sys/block`, open, and its entries (NVMe path devices are found among them).
+    block: &'a Dir,
     block_names: &'a [String],
     cache: HashMap<PathBuf, Resolved>,
 }
@@ -343,30 +318,49 @@ struct Queues<'a> {
 /// Stacks deeper than this are treated as a loop.
 const MAX_DEPTH: usize = 16;
 
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 impl Queues<'_> {
-    fn member(&mut self, name: &str, link: &Path) -> Member {
-        let Some(dir) = self.root.confine(link) else {
-            return Member {
-                name: name.to_string(),
-                device: None,
-                hw_queues: None,
-                paths: Vec::new(),
-                problem: Some(format!("{} does not resolve inside sys/", link.display())),
-            };
+    /// The array's members: `slaves/*`, or `md/dev-*/block` when `slaves/` is empty.
+    fn members(&mut self, dir: &Dir, md: &Dir) -> Vec<Member> {
+        if let Ok(Some(slaves)) = dir.sub("slaves") {
+            let names = slaves.list().unwrap_or_default();
+            if !names.is_empty() {
+                return names.iter().map(|m| self.member(m, &slaves, m)).collect();
+            }
+        }
+        md.list()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|d| {
+                let m = d.strip_prefix("dev-")?;
+                Some(self.member(m, md, &format!("{d}/block")))
+            })
+            .collect()
+    }
+
+    /// Member `name`, reached through link `link` of `from`.
+    fn member(&mut self, name: &str, from: &Dir, link: &str) -> Member {
+        let dir = match from.follow(link, self.sys) {
+            Ok(dir) => dir,
+            Err(_) => {
+                return Member {
+                    name: name.to_string(),
+                    device: None,
+                    hw_queues: None,
+                    paths: Vec::new(),
+                    problem: Some(format!(
+                        "{} does not resolve inside sys/",
+                        from.path().join(link).display()
+                    )),
+                }
+            }
         };
         // A partition has a `partition` file; its parent directory is the disk.
-        let disk = if dir.join("partition").is_file() {
-            dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+        let disk = if dir.has("partition") {
+            dir.parent(self.sys).unwrap_or(dir)
         } else {
             dir
         };
-        let device = file_name(&disk);
+        let device = disk.name();
         let resolved = self.resolve(&disk, 0);
         let (hw_queues, paths, problem) = match resolved {
             Ok(leaves) => {
@@ -385,62 +379,60 @@ impl Queues<'_> {
         }
     }
 
-    fn resolve(&mut self, disk: &Path, depth: usize) -> Resolved {
-        if let Some(r) = self.cache.get(disk) {
+    fn resolve(&mut self, disk: &Dir, depth: usize) -> Resolved {
+        if let Some(r) = self.cache.get(disk.path()) {
             return r.clone();
         }
         let r = self.resolve_uncached(disk, depth);
-        self.cache.insert(disk.to_path_buf(), r.clone());
+        self.cache.insert(disk.path().to_path_buf(), r.clone());
         r
     }
 
-    fn resolve_uncached(&mut self, disk: &Path, depth: usize) -> Resolved {
-        let name = file_name(disk);
+    fn resolve_uncached(&mut self, disk: &Dir, depth: usize) -> Resolved {
+        let name = disk.name();
         if depth > MAX_DEPTH {
             return Err(format!("{name}: device stack deeper than {MAX_DEPTH}"));
         }
         // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
-        let slaves = list(&disk.join("slaves"));
-        if !slaves.is_empty() {
-            return self.resolve_all(
-                &name,
-                slaves.iter().map(|s| disk.join("slaves").join(s)),
-                depth,
-            );
+        if let Ok(Some(slaves)) = disk.sub("slaves") {
+            let lower = slaves.list().unwrap_or_default();
+            if !lower.is_empty() {
+                return self.resolve_all(&name, &slaves, &lower, depth);
+            }
         }
-        let mq = list(&disk.join("mq"));
-        if !mq.is_empty() {
-            let n = mq.iter().filter(|d| d.parse::<u32>().is_ok()).count() as u64;
-            return Ok(vec![Leaf { name, hw_queues: n }]);
+        // One numbered mq/<N> per hardware queue.
+        let (entries, queues) = disk.count_sub("mq", |d| d.parse::<u32>().is_ok());
+        if entries > 0 {
+            return Ok(vec![Leaf {
+                name,
+                hw_queues: queues,
+            }]);
         }
         // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
         if let Some((subsys, ns)) = nvme_head(&name) {
-            let paths: Vec<PathBuf> = self
+            let paths: Vec<String> = self
                 .block_names
                 .iter()
                 .filter(|p| nvme_path_of(p) == Some((subsys, ns)))
-                .map(|p| self.root.block(p))
+                .cloned()
                 .collect();
             if !paths.is_empty() {
-                return self.resolve_all(&name, paths.into_iter(), depth);
+                let block = self.block;
+                return self.resolve_all(&name, block, &paths, depth);
             }
         }
         Err(format!("{name} has no mq/, no slaves/ and no NVMe paths"))
     }
 
-    /// Resolves every lower device; the result is all their leaves, or the first problem.
-    fn resolve_all(
-        &mut self,
-        name: &str,
-        lower: impl Iterator<Item = PathBuf>,
-        depth: usize,
-    ) -> Resolved {
+    /// Resolves every lower device (links `lower` in `from`); the result is all their leaves,
+    /// or the first problem.
+    fn resolve_all(&mut self, name: &str, from: &Dir, lower: &[String], depth: usize) -> Resolved {
         let mut leaves = Vec::new();
         for link in lower {
-            let Some(dir) = self.root.confine(&link) else {
+            let Ok(dir) = from.follow(link, self.sys) else {
                 return Err(format!(
                     "{name}: {} does not resolve inside sys/",
-                    link.display()
+                    from.path().join(link).display()
                 ));
             };
             leaves.extend(self.resolve(&dir, depth + 1)?);

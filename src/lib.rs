@@ -8,6 +8,7 @@
 //! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`].
 
 pub mod apply;
+mod dirfd;
 pub mod inventory;
 pub mod persist;
 pub mod plan;

@@ -279,6 +279,12 @@ pub mod syslog {
     pub const INFO: u8 = 3 * 8 + 6;
 
     pub fn log(root: &Path, priority: u8, msg: &str) {
+        // Never log through a `dev` that leads out of the root (or nowhere).
+        let inside = std::fs::canonicalize(root)
+            .and_then(|base| crate::sysfs::check_top_level(&base, "dev"));
+        if inside.is_err() {
+            return;
+        }
         let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
         if let Ok(sock) = UnixDatagram::unbound() {
             if sock.send_to(line.as_bytes(), root.join("dev/log")).is_ok() {

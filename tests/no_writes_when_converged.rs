@@ -37,6 +37,9 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
         .args([
             "-f",
             "-qq",
+            // Print the path behind every descriptor: mdtune opens files relative to directory
+            // descriptors (`openat(5</root/sys/.../md>, "group_thread_cnt", ...)`).
+            "-y",
             "-e",
             "trace=?open,openat,?openat2,?creat,truncate",
             "-o",
@@ -62,7 +65,7 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
     let mut writes = Vec::new();
     let mut touched = 0;
     for line in text.lines() {
-        let Some(path) = quoted_path(line) else {
+        let Some(path) = opened_path(line) else {
             continue;
         };
         if !prefixes.iter().any(|p| path.starts_with(p.as_str())) {
@@ -101,11 +104,41 @@ fn kernel_prefixes(root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The first quoted string of an strace line: the path of open/openat/creat/truncate.
-fn quoted_path(line: &str) -> Option<&str> {
-    let start = line.find('"')? + 1;
-    let len = line[start..].find('"')?;
-    Some(&line[start..start + len])
+/// The path an strace line (made with `-y`) opens, creates or truncates: its first quoted
+/// string, joined onto the directory when it is relative to a descriptor (`5</root/sys/...>`).
+fn opened_path(line: &str) -> Option<String> {
+    let args = &line[line.find('(')? + 1..];
+    let start = args.find('"')? + 1;
+    let len = args[start..].find('"')?;
+    let name = &args[start..start + len];
+    let dir = args
+        .split_once('<')
+        .filter(|(fd, _)| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|(_, rest)| rest.split_once('>'))
+        .map(|(dir, _)| dir);
+    match dir {
+        Some(dir) if !name.starts_with('/') => Some(format!("{dir}/{name}")),
+        _ => Some(name.to_string()),
+    }
+}
+
+#[test]
+fn paths_opened_relative_to_a_descriptor_are_seen_in_full() {
+    let line = r#"123 openat(5</r/sys/devices/virtual/block/md0/md>, "group_thread_cnt", O_WRONLY|O_TRUNC) = 6</r/x>"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/sys/devices/virtual/block/md0/md/group_thread_cnt")
+    );
+    let line = r#"openat(AT_FDCWD</w>, "/r/sys/block/md0/md/level", O_RDONLY) = 3</r/x>"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/sys/block/md0/md/level")
+    );
+    let line = r#"truncate("/r/proc/sys/dev/raid/speed_limit_max", 0) = 0"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/proc/sys/dev/raid/speed_limit_max")
+    );
 }
 
 /// A host of two raid5 arrays over 4-queue NVMe drives, with every value at the kernel default.
