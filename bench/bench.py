@@ -615,13 +615,20 @@ def build_sysfs_floor(out):
 
 
 def floor_facts(text):
-    """What the floor printed: {array: (devname, uuid hex, level, state, {attr: value}, sync, [(member, queues)])}."""
+    """What the floor printed: {array: (devname, uuid hex, level, state, {attr: value}, sync,
+    [(member, queues, role)])}."""
     facts = {}
     for line in text.splitlines():
         name, *fields = line.split(" ")
         kv = dict(f.split("=", 1) for f in fields if "=" in f)
         values = {k: v for k, v in kv.items() if k in SETTINGS}
-        members = sorted((m.split(":")[0], int(m.split(":")[1].split("+")[0])) for m in kv["members"].split(",") if m)
+        members = []
+        for m in filter(None, kv["members"].split(",")):
+            name, queues, role, _rotational = m.split(":")[:4]
+            state, slot = role.split("/")
+            active = "in_sync" in state.split(",") and slot.isdigit() and "faulty" not in state
+            members.append((name, int(queues), "active" if active else role))
+        members.sort()
         facts[name] = (kv["devname"], re.sub("[^0-9a-f]", "", kv["uuid"]), kv["level"], kv["state"], values,
                        kv["sync"].split("/")[0], members)
     return facts
@@ -632,7 +639,7 @@ def mdtune_facts(answer):
     facts = {}
     for a in answer["arrays"]:
         values = {k: str(v["before"]) for k, v in a["settings"].items()}
-        members = sorted((m["name"], m["hw_queues"]) for m in a["members"])
+        members = sorted((m["name"], m["hw_queues"], m.get("role", "")) for m in a["members"])
         facts[a["name"]] = (a.get("devname") or "", re.sub("[^0-9a-f]", "", a.get("uuid") or ""), a["level"],
                             a["array_state"], values, a["sync"]["action"], members)
     return facts
@@ -669,11 +676,13 @@ def bench_floor(a, tmp, out):
         f"The host of the scaling table with {n} raid5 arrays, each over 8 NVMe drives with 64 hardware "
         f"queues, converged (tmpfs). *floor* is `bench/floor/sysfs_floor.rs`: it reads exactly the "
         f"files and lists exactly the directories mdtune's answer needs for this input (per array "
-        f"`level`, `array_state`, `uuid`, the {len(SETTINGS)} settings, `sync_action`, `sync_completed`, "
-        f"`sync_speed`, `slaves/`; per member `partition`, `slaves/`, `mq/`; udev's `dev/md` links), "
+        f"`level`, `array_state`, `metadata_version`, `uuid`, the {len(SETTINGS)} settings, "
+        f"`sync_action`, `sync_completed`, `sync_speed`, `reshape_position` and the `dev-*` entries of "
+        f"`md/`; per member `state`, `slot`, `partition`, `slaves/`, `mq/`, `queue/rotational`; "
+        f"udev's `dev/md` links), "
         f"follows links without checking where they lead, and prints what it found; the benchmark "
         f"checked that it found what mdtune's `query` reports (names, uuid, level, state, values, "
-        f"sync action, every member's queues). Built static (musl) like mdtune. {a.rounds} rounds, "
+        f"sync action, every member's queues and role). Built static (musl) like mdtune. {a.rounds} rounds, "
         f"interleaved; *calls* is `strace -f -c` of one run (system calls, start-up included).\n"
     )
     out.append("| run | ms (median, min-max) | CPU ms | calls | ms / floor | CPU / floor | calls / floor |")

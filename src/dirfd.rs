@@ -21,6 +21,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::sysfs::O_NOFOLLOW;
 
@@ -95,6 +96,62 @@ fn open_at(dir: Option<BorrowedFd<'_>>, name: &str, flags: i32) -> io::Result<Ow
     }
     // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `openat2(2)`'s number (Linux 5.6+), the same on every architecture since 5.1's unified table.
+const SYS_OPENAT2: std::ffi::c_long = 437;
+/// `open_how.resolve`: fail with ELOOP on a symlink in any component of the path.
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
+/// Set once `openat2` turns out to be missing (kernels before 5.6, or a seccomp filter that does
+/// not know it); from then on paths are walked one component at a time.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// Opens the relative `path` (several components) in `dir` when no component is a symlink, so it
+/// is inside `dir`: one `openat2(RESOLVE_NO_SYMLINKS)`, or, without it, `openat(O_NOFOLLOW)`
+/// component by component.
+fn open_beneath(dir: BorrowedFd<'_>, path: &str, flags: i32) -> io::Result<OwnedFd> {
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        let c_path = c_name(path)?;
+        // struct open_how { u64 flags; u64 mode; u64 resolve; }
+        let how: [u64; 3] = [
+            u64::from((flags | O_CLOEXEC) as u32),
+            0,
+            RESOLVE_NO_SYMLINKS,
+        ];
+        // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
+        // both outlive the call; the descriptor is borrowed for it.
+        let fd = unsafe {
+            ffi::syscall(
+                SYS_OPENAT2,
+                std::ffi::c_long::from(dir.as_raw_fd()),
+                c_path.as_ptr(),
+                how.as_ptr(),
+                std::mem::size_of_val(&how),
+            )
+        };
+        if let Ok(fd) = i32::try_from(fd) {
+            if fd >= 0 {
+                // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
+                return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+        let e = io::Error::last_os_error();
+        const EPERM: i32 = 1;
+        const ENOSYS: i32 = 38;
+        if !matches!(e.raw_os_error(), Some(ENOSYS | EPERM)) {
+            return Err(e);
+        }
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+    }
+    let (dirs, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let mut held: Option<OwnedFd> = None;
+    for part in dirs.split('/').filter(|p| !p.is_empty()) {
+        let at = held.as_ref().map_or(dir, |d| d.as_fd());
+        held = Some(open_at(Some(at), part, O_DIRECTORY | O_NOFOLLOW)?);
+    }
+    let at = held.as_ref().map_or(dir, |d| d.as_fd());
+    open_at(Some(at), last, flags | O_NOFOLLOW)
 }
 
 /// `readlinkat(dir, name)`: the text of the link, not resolved, read into a stack buffer.
@@ -265,17 +322,19 @@ impl Dir {
         })
     }
 
-    /// The bytes of file `name` (one component, not a link: `O_NOFOLLOW` gives ELOOP).
+    /// The bytes of file `name`: one component, or a path such as `queue/rotational` or
+    /// `dev-sda/state`; no component may be a link (ELOOP).
     pub(crate) fn read_bytes(&self, name: &str) -> io::Result<Vec<u8>> {
-        read_all(File::from(open_at(
-            Some(self.fd.as_fd()),
-            name,
-            O_NOFOLLOW,
-        )?))
+        let file = if name.contains('/') {
+            open_beneath(self.fd.as_fd(), name, 0)?
+        } else {
+            open_at(Some(self.fd.as_fd()), name, O_NOFOLLOW)?
+        };
+        read_all(File::from(file))
     }
 
-    /// The text of file `name`; `Ok(None)` when it does not exist (the kernel's ENOENT for an
-    /// attribute the level lacks).
+    /// The text of file `name` (as for [`Dir::read_bytes`]); `Ok(None)` when it does not exist
+    /// (the kernel's ENOENT for an attribute the level lacks).
     pub(crate) fn read(&self, name: &str) -> io::Result<Option<String>> {
         match self.read_bytes(name) {
             Ok(bytes) => utf8(bytes).map(Some),
@@ -422,6 +481,38 @@ mod tests {
         let devices = disk.parent(&sys).unwrap();
         assert_eq!(devices.path(), sys.join("devices"));
         assert!(devices.parent(&sys).unwrap().parent(&sys).is_none());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn paths_under_a_directory_are_read_with_or_without_openat2_and_never_through_a_link() {
+        let dir = scratch("beneath");
+        fs::create_dir_all(dir.join("dev/queue")).unwrap();
+        fs::write(dir.join("dev/queue/rotational"), "1\n").unwrap();
+        fs::create_dir_all(dir.join("elsewhere")).unwrap();
+        fs::write(dir.join("elsewhere/rotational"), "0\n").unwrap();
+        symlink("../elsewhere", dir.join("dev/linked")).unwrap();
+        symlink("../elsewhere/rotational", dir.join("dev/queue/link")).unwrap();
+        let dev = Dir::open(&dir.join("dev")).unwrap();
+        // Both ways, whatever this kernel has: openat2 first, then the component walk.
+        for walk in [false, true] {
+            if walk {
+                NO_OPENAT2.store(true, Ordering::Relaxed);
+            }
+            assert_eq!(
+                dev.read("queue/rotational").unwrap().as_deref(),
+                Some("1\n")
+            );
+            assert_eq!(dev.read("queue/missing").unwrap(), None);
+            assert!(
+                dev.read("linked/rotational").is_err(),
+                "walk {walk}: a linked directory"
+            );
+            assert!(
+                dev.read("queue/link").is_err(),
+                "walk {walk}: a linked file"
+            );
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -177,16 +177,11 @@ impl<'a> Topology<'a> {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };
-            // md/dev-<m> is a directory of md/, never a link.
-            let Some(dev) = sub(md, &entry) else {
-                members.push(unresolved(name, Role::Unknown, &md.path().join(&entry)));
-                continue;
-            };
             let role = Role::from_md(
-                read_text(&dev, "state").as_deref(),
-                read_text(&dev, "slot").as_deref(),
+                read_text(md, &format!("{entry}/state")).as_deref(),
+                read_text(md, &format!("{entry}/slot")).as_deref(),
             );
-            members.push(self.member(name, &dev, "block", role));
+            members.push(self.member(name, md, &format!("{entry}/block"), role));
         }
         if members.is_empty() {
             if let Some(slaves) = sub(dir, "slaves") {
@@ -261,10 +256,7 @@ impl<'a> Topology<'a> {
         }
         let (entries, dirs) = dev.count_sub("mq", |d| d.parse::<u32>().is_ok());
         if entries > 0 {
-            let rotational = sub(dev, "queue")
-                .and_then(|queue| read_text(&queue, "rotational"))
-                .as_deref()
-                == Some("1");
+            let rotational = read_text(dev, "queue/rotational").as_deref() == Some("1");
             let hw_queues = if rotational {
                 kernel::ROTATIONAL_QUEUES
             } else {
@@ -365,7 +357,8 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
 // The filesystem, in four helpers: everything above reads through them, relative to open
 // directories (crate::dirfd).
 
-/// A small sysfs file's text, trimmed; `None` when it cannot be read.
+/// A small sysfs file's text, trimmed; `None` when it cannot be read. `name` may be a path
+/// (`queue/rotational`); no component of it is followed if it is a link.
 fn read_text(dir: &Dir, name: &str) -> Option<String> {
     dir.read(name).ok().flatten().map(|t| t.trim().to_string())
 }

@@ -21,6 +21,8 @@ const STRACE: &str = "strace";
 /// What one traced run did.
 struct Traced {
     json: Value,
+    /// The exit status (strace exits with the traced program's).
+    code: i32,
     /// Every open/creat/truncate of a path under `<root>/sys` or `<root>/proc` that could write.
     writes: Vec<String>,
     /// Every traced call on a path under `<root>/sys` or `<root>/proc`, writable or not.
@@ -86,6 +88,7 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
     }
     Traced {
         json,
+        code: out.status.code().unwrap_or(-1),
         writes,
         touched,
     }
@@ -216,5 +219,51 @@ fn query_and_check_mode_open_no_sysfs_file_for_writing_even_when_values_differ()
     let real = traced_run(&dir, &root, desired(&root), "real");
     assert_eq!(real.json["changed"], true, "{}", real.json);
     assert!(!real.writes.is_empty(), "strace shows no writable open");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A converged `present` reads the host once: when `run/mdtune.lock` is already there, taking it
+/// writes nothing, so the run need not plan before the lock and again under it.
+#[test]
+fn a_converged_present_reads_each_array_once_when_the_lock_file_exists() {
+    let (dir, root) = host("read-once");
+    let first = traced_run(&dir, &root, desired(&root), "first");
+    assert_eq!(first.json["changed"], true, "{}", first.json);
+    assert!(root.join("run/mdtune.lock").is_file());
+    let second = traced_run(&dir, &root, desired(&root), "second");
+    assert_eq!(second.json["changed"], false, "{}", second.json);
+    let log = fs::read_to_string(dir.join("second.strace")).unwrap();
+    let level_reads = log
+        .lines()
+        .filter_map(opened_path)
+        .filter(|p| p.ends_with("/md/level"))
+        .count();
+    assert_eq!(
+        level_reads, 2,
+        "md/level of each of the 2 arrays read once:\n{log}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// With the lock file in place, input the host refuses is refused under the lock: still exit 2,
+/// and still nothing written.
+#[test]
+fn a_refusal_under_an_existing_lock_is_exit_2_and_writes_nothing() {
+    let (dir, root) = host("refusal-under-lock");
+    traced_run(&dir, &root, desired(&root), "first");
+    let before = common::snapshot(&root);
+    let mut input = desired(&root);
+    input["arrays"] = json!([{"name": "md9", "stripe_cache_size": 4096}]);
+    let refused = traced_run(&dir, &root, input, "refused");
+    assert_eq!(refused.code, 2, "{}", refused.json);
+    assert!(
+        refused.json["msg"].as_str().unwrap_or("").contains("md9"),
+        "{}",
+        refused.json
+    );
+    assert!(
+        common::snapshot(&root) == before,
+        "a refused run changed a file"
+    );
     let _ = fs::remove_dir_all(&dir);
 }

@@ -2,18 +2,19 @@
 //!
 //! `sysfs_floor ROOT ATTR...` reads exactly the files and lists exactly the directories that
 //! mdtune's answer on the benchmark host needs, and nothing else: for every md array in
-//! `ROOT/sys/block`, its `level`, `array_state`, `uuid`, the asked-for attributes ATTR..., and
-//! `sync_action`, `sync_completed`, `sync_speed` (the answer prints all of them; `metadata_version`
-//! only when `level` is empty, to tell a container); its `slaves/`; for every member, whether it
-//! is a partition (`partition`), whether it is stacked (its `slaves/`), and its `mq/` (the queues);
-//! and udev's `dev/md` links (the array's name). It prints what it found, one line per array, so
-//! the benchmark can check it against mdtune's answer.
+//! `ROOT/sys/block`, its `level`, `array_state`, `metadata_version` (external metadata),
+//! `uuid`, the asked-for attributes ATTR..., `sync_action`, `sync_completed`, `sync_speed` and
+//! `reshape_position` (the answer prints or decides on each); its `md/` (the members are its
+//! `dev-*` entries); for every member its `state` and `slot` (its role), whether its device is a
+//! partition (`partition`), whether it is stacked (its `slaves/`), its `mq/` (the queues) and
+//! `queue/rotational`; and udev's `dev/md` links (the array's name). It prints what it found,
+//! one line per array, so the benchmark can check it against mdtune's answer.
 //!
 //! What it leaves out, and mdtune must do: confinement (it follows every link without checking
 //! where it leads), parsing and checking values, planning, the report's JSON. Each file is one
 //! openat + read + close, each listing an openat + getdents64 until it returns 0 + close, each
 //! udev link one readlinkat; paths go through the links in one openat (`md0/md`,
-//! `slaves/nvme0n1/mq`) rather than opening every directory on the way. System calls come from
+//! `dev-nvme0n1/block/mq`) rather than opening every directory on the way. System calls come from
 //! the C library (openat, readlinkat) and `syscall` (getdents64), as in mdtune.
 //!
 //! Built by bench/bench.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
@@ -119,35 +120,39 @@ fn main() {
         let file = |name: &str| read_file(mdfd, name).unwrap_or_default();
         let level = file("level");
         let state = file("array_state");
+        let metadata = file("metadata_version");
         let uuid = file("uuid");
         let values: Vec<String> = attrs.iter().map(|a| format!("{a}={}", file(a))).collect();
         let sync = [file("sync_action"), file("sync_completed"), file("sync_speed")];
-        let container = if level.is_empty() { file("metadata_version") } else { String::new() };
-        unsafe { close(mdfd) };
-
-        // The members: slaves/, listed once and kept open to reach each member through it.
-        let mut queues = Vec::new();
-        if let Some(slaves) = open(block, &format!("{md}/slaves"), O_DIRECTORY) {
-            let mut members = Vec::new();
-            entries(slaves, &mut buf, &mut |m| members.push(m.to_string()));
-            for m in &members {
-                let partition =
-                    open(slaves, &format!("{m}/partition"), 0).map(|fd| unsafe { close(fd) });
-                let disk = if partition.is_some() { format!("{m}/..") } else { m.clone() };
-                let mut stacked = 0;
-                list(slaves, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
-                let mut mq = 0;
-                list(slaves, &format!("{disk}/mq"), &mut buf, |q| {
-                    mq += u32::from(q.parse::<u32>().is_ok())
-                });
-                queues.push(format!("{m}:{mq}{}", if stacked > 0 { "+stacked" } else { "" }));
+        let reshape = file("reshape_position");
+        // The members: md/dev-*, each with its role and the device behind dev-*/block.
+        let mut members = Vec::new();
+        entries(mdfd, &mut buf, &mut |e| {
+            if let Some(m) = e.strip_prefix("dev-") {
+                members.push(m.to_string());
             }
-            unsafe { close(slaves) };
+        });
+        let mut queues = Vec::new();
+        for m in &members {
+            let role = format!("{}/{}", file(&format!("dev-{m}/state")), file(&format!("dev-{m}/slot")));
+            let block = format!("dev-{m}/block");
+            let partition = open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
+            let disk = if partition.is_some() { format!("{block}/..") } else { block };
+            let mut stacked = 0;
+            list(mdfd, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
+            let mut mq = 0;
+            list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+            let rotational = file(&format!("{disk}/queue/rotational"));
+            queues.push(format!(
+                "{m}:{mq}:{role}:{rotational}{}",
+                if stacked > 0 { ":stacked" } else { "" }
+            ));
         }
+        unsafe { close(mdfd) };
         let devname: Vec<&str> =
             devnames.iter().filter(|(t, _)| t == md).map(|(_, n)| n.as_str()).collect();
         out.push_str(&format!(
-            "{md} devname={} uuid={uuid} level={level} state={state} {container}{} sync={} members={}\n",
+            "{md} devname={} uuid={uuid} level={level} state={state} metadata={metadata} {} sync={} reshape={reshape} members={}\n",
             devname.join(","),
             values.join(" "),
             sync.join("/"),
