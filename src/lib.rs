@@ -14,6 +14,7 @@
 
 pub mod apply;
 pub mod auto;
+mod dirfd;
 pub mod hold;
 pub mod inventory;
 pub mod kernel;
