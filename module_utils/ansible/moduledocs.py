@@ -10,6 +10,7 @@ ansible-core brings.
 """
 
 import os
+import re
 import sys
 
 import yaml
@@ -37,6 +38,17 @@ def load(name):
         return yaml.safe_load(f)
 
 
+def refer(data, pattern, prefix):
+    """DATA with every O(...)/RV(...) that PATTERN matches pointed at another module (PREFIX)."""
+    if isinstance(data, dict):
+        return {k: refer(v, pattern, prefix) for k, v in data.items()}
+    if isinstance(data, list):
+        return [refer(v, pattern, prefix) for v in data]
+    if isinstance(data, str):
+        return pattern.sub(lambda m: "%s(%s%s" % (m.group(1), prefix, m.group(2)), data)
+    return data
+
+
 def docs_for(name):
     """DOCUMENTATION, EXAMPLES and RETURN of the module NAME, and the build's architecture."""
     base = load("mdtune.yml")
@@ -55,8 +67,16 @@ def docs_for(name):
         for key in ("short_description", "description", "notes", "attributes", "requirements"):
             doc[key] = face[key]
         doc["version_added"] = face["version_added"]
-        doc["seealso"] = [{"module": "mdtune.mdraid.mdtune"}] + doc.get("seealso", [])
+        doc["seealso"] = [{"module": "mdtune.mdraid.mdtune"}] + [
+            s for s in doc.get("seealso", []) if s.get("module") != "mdtune.mdraid.mdtune_info"]
+        for value in ret.values():
+            if value["returned"].startswith("success"):
+                value["returned"] = "success"  # it never writes, so no write can fail
         examples = face["EXAMPLES"]
+        # What the kept text says about the removed options and return values is about mdtune's.
+        gone = "|".join(face["options_removed"] + face["returns_removed"])
+        pattern = re.compile(r"\b(O|RV)\((%s)\b" % gone)
+        doc, ret = (refer(x, pattern, "mdtune.mdraid.mdtune#module:") for x in (doc, ret))
         ret["state"]["description"] = "Always V(query): mdtune_info only reports."
         ret["state"]["sample"] = "query"
     if arch:

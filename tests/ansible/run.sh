@@ -460,8 +460,7 @@ canary_failure_stops_the_rollout() {
   chattr -i "$locked"
   cat "$tmp/staged-fail.log"
   batches "$tmp/staged-fail.log" > "$tmp/staged-fail.batches"
-  [ "$(cat "$tmp/staged-fail.batches")" = "1 fatal: [stage01]: FAILED! => {" ] ||
-    [ "$(cut -d' ' -f1-3 "$tmp/staged-fail.batches")" = "1 fatal: [stage01]:" ] ||
+  [ "$(cut -d' ' -f1-3 "$tmp/staged-fail.batches")" = "1 fatal: [stage01]:" ] ||
     fail "expected only the canary stage01 to run, and fail: $(cat "$tmp/staged-fail.batches")"
   grep -q 'stripe_cache_size' "$tmp/staged-fail.log" || fail "the canary's failure does not name the setting"
   grep -qE '^NO MORE HOSTS LEFT' "$tmp/staged-fail.log" || fail "Ansible did not stop the play"
