@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # test functions are called through t(), which shellcheck cannot follow
 # The Ansible suite: the mdtune binary driven by real ansible-core (ansible-playbook, ansible-doc,
-# ansible-galaxy, ansible-test) against fake sysfs roots copied from examples/demo-host.
+# ansible-galaxy, ansible-test) against fake sysfs roots copied from examples/demo-host, and the
+# built collection checked by the ecosystem's own tools (ansible-doc --list as Galaxy runs it,
+# ansible-lint --profile production, ansible-test sanity, antsibull-changelog in the build).
 #
 #   tests/ansible/run.sh            from any directory; builds the release binary itself
 #
@@ -30,7 +32,7 @@ finish() {
 }
 
 missing=()
-for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test python3; do
+for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test ansible-lint antsibull-changelog python3; do
   [ -x "$venv/bin/$tool" ] || missing+=("$venv/bin/$tool")
 done
 for tool in cargo chattr; do
@@ -38,7 +40,8 @@ for tool in cargo chattr; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "tests/ansible: missing ${missing[*]}"
-  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19), or set MDTUNE_VENV;"
+  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19, ansible-lint, antsibull-changelog),"
+  echo "  or set MDTUNE_VENV;"
   echo "  cargo comes with Rust (rustup), chattr with e2fsprogs"
   failed=1; failures+=("tools missing")
   finish
