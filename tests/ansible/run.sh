@@ -370,6 +370,31 @@ assert len(docs) == int(sys.argv[1]), sorted(docs)' ${#expected[@]}
 t "ansible-doc -l mdtune.mdraid lists every module, and each one's docs load (Galaxy's import)" \
   ansible_doc_lists_every_module
 
+# Galaxy itself: galaxy-importer (its own venv, see .ci/setup-python.sh) imports the release
+# tarball as Galaxy does on upload (metadata, ansible-doc, ansible-lint) and loads every module.
+galaxy_importer_loads_every_module() {
+  local gi=${MDTUNE_IMPORTER_VENV:-$venv-galaxy-importer}
+  [ -x "$gi/bin/python3" ] && "$gi/bin/python3" -c 'import galaxy_importer' 2>/dev/null ||
+    fail "galaxy-importer not found in $gi: run .ci/setup-python.sh (or set MDTUNE_IMPORTER_VENV)" || return 1
+  local out=$tmp/importer; mkdir -p "$out"
+  (cd "$out" && ANSIBLE_LIBRARY='' PATH=$gi/bin:$PATH "$gi/bin/python3" -m galaxy_importer.main \
+    "$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz)") || return 1
+  local expected=(mdtune mdtune_info) arch
+  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  "$venv/bin/python3" - "$out/importer_result.json" "${expected[@]}" <<'PY'
+import json, sys
+result = json.load(open(sys.argv[1]))
+expected = sorted(sys.argv[2:])
+modules = sorted(c["name"] for c in result["contents"] if c["content_type"] == "module")
+assert modules == expected, "Galaxy would list %s, expected %s" % (modules, expected)
+docs = {d["content_name"]: d["doc_strings"] for d in result["docs_blob"]["contents"]}
+for name in expected:
+    assert docs.get(name, {}).get("doc", {}).get("options"), "no documentation for %s" % name
+print("galaxy-importer: %d modules, each with its documentation: %s" % (len(modules), ", ".join(modules)))
+PY
+}
+t "galaxy-importer imports the release tarball and lists every module with its docs" galaxy_importer_loads_every_module
+
 ansible_lint_production_passes() {
   [ -x "$venv/bin/ansible-lint" ] || fail "$venv/bin/ansible-lint missing: run .ci/setup-python.sh"
   (cd "$coll" && ANSIBLE_LIBRARY='' "$venv/bin/ansible-lint" --profile production --offline --nocolor) || return 1
