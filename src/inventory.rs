@@ -10,7 +10,7 @@
 
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
-use crate::topology::Topology;
+use crate::topology::{list, Topology};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -29,6 +29,8 @@ pub enum InventoryError {
         attr: String,
         text: String,
     },
+    #[error("{array}: md/{attr} read empty (as it does while the array is being stopped)")]
+    Empty { array: String, attr: String },
     #[error("{path}: {text:?} is not a number")]
     Number { path: String, text: String },
 }
@@ -39,7 +41,7 @@ impl InventoryError {
     /// being stopped.
     fn skips_array(&self) -> bool {
         match self {
-            InventoryError::Parse { .. } => true,
+            InventoryError::Parse { .. } | InventoryError::Empty { .. } => true,
             InventoryError::Read { source, .. } => {
                 matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
             }
@@ -116,9 +118,12 @@ impl Array {
 
     /// Why an attribute of `family` is absent from this array, in words a person can act on.
     pub fn lacks(&self, family: Family) -> String {
-        let wants = match family {
-            Family::Raid456 => "raid4/5/6",
-            Family::Redundant => "raid1/4/5/6/10",
+        let (wants, levels): (&str, &[&str]) = match family {
+            Family::Raid456 => ("raid4/5/6", &["raid4", "raid5", "raid6"]),
+            Family::Redundant => (
+                "raid1/4/5/6/10",
+                &["raid1", "raid4", "raid5", "raid6", "raid10"],
+            ),
         };
         if let Some(why) = &self.unreadable {
             format!("{} cannot be read: {why}", self.name)
@@ -131,6 +136,12 @@ impl Array {
             format!(
                 "{} is inactive (only running {wants} arrays have it)",
                 self.name
+            )
+        } else if levels.contains(&self.level.as_str()) {
+            // Older kernels lack some raid456 files (skip_copy came in 3.17).
+            format!(
+                "{} is {}, but this kernel does not offer it",
+                self.name, self.level
             )
         } else {
             let level = if self.level.is_empty() {
@@ -176,19 +187,6 @@ fn read_opt(path: &Path) -> Result<Option<String>, InventoryError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(read_err(path, e)),
     }
-}
-
-/// Lists a directory's entry names, sorted; empty when it does not exist.
-fn list(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 /// Maps link targets' file names to the link names in `dir` (udev's `dev/md`, `dev/disk/by-id`).
@@ -303,10 +301,16 @@ fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
         let Some(t) = read_opt(&md.join(attr.name()))? else {
             continue;
         };
-        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| InventoryError::Parse {
-            array: a.name.clone(),
-            attr: attr.name().to_string(),
-            text: t.trim().to_string(),
+        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
+            let (array, attr) = (a.name.clone(), attr.name().to_string());
+            match t.trim() {
+                "" => InventoryError::Empty { array, attr },
+                text => InventoryError::Parse {
+                    array,
+                    attr,
+                    text: text.to_string(),
+                },
+            }
         })?;
         a.values.insert(attr, v);
     }
@@ -387,6 +391,26 @@ mod tests {
         assert_eq!(container_of("external:imsm"), None);
         assert_eq!(container_of("1.2"), None);
         assert_eq!(container_of("external:/../0"), None);
+    }
+
+    #[test]
+    fn busy_or_vanished_arrays_and_unprintable_values_skip_the_array_not_the_run() {
+        let read = |errno| InventoryError::Read {
+            path: "md0/md/level".into(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        assert!(read(kernel::EBUSY).skips_array());
+        assert!(read(kernel::ENODEV).skips_array());
+        assert!(
+            !read(13).skips_array(),
+            "EACCES: the run cannot see the host"
+        );
+        let parse = InventoryError::Parse {
+            array: "md0".into(),
+            attr: "stripe_cache_size".into(),
+            text: String::new(),
+        };
+        assert!(parse.skips_array());
     }
 
     #[test]
