@@ -116,6 +116,10 @@ pub fn plan_files(
 ) -> Result<Vec<FilePlan>, PersistError> {
     let mut state = persisted.clone();
     state.remove("persist");
+    // What `present` persists: a query compares with that, not with its own `state`.
+    if state.get("state").and_then(Json::as_str) == Some("query") {
+        state.insert("state".into(), Json::from("present"));
+    }
     let mut text = serde_json::to_string_pretty(&state).unwrap_or_default();
     text.push('\n');
     let exe = std::env::current_exe().map_err(|source| PersistError::Read {

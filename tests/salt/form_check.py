@@ -68,7 +68,7 @@ spec = importlib.util.spec_from_file_location(
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 _current = {}
-module.__salt__ = {"pillar.get": lambda key, default=None: _current.get(key, default)}
+module.__pillar__ = _current
 module.__opts__ = {}
 
 

@@ -250,7 +250,11 @@ def desired():
 
         salt '*' mdtune.desired
     """
-    pillar = __salt__["pillar.get"]("mdtune", {})
+    # __pillar__, not pillar.get: Salt 3008's pillar.get masks every value ("**********")
+    # outside a template. _plain() also unwraps 3008's MaskedDict/MaskedList.
+    pillar = _plain(__pillar__.get("mdtune", {}))
+    if pillar in _UNSET:
+        pillar = {}
     if not isinstance(pillar, dict):
         raise CommandExecutionError(
             f"mdtune: pillar mdtune must be a dict, got {type(pillar).__name__}"
@@ -310,6 +314,15 @@ def _check_mode(check_mode, test, kwargs):
     if test is None and __opts__.get("test"):
         return True
     return None
+
+
+def _plain(value):
+    """A deep copy made of plain dicts and lists."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in dict.items(value)}
+    if isinstance(value, list):
+        return [_plain(item) for item in list.__iter__(value)]
+    return value
 
 
 def _threads(value):

@@ -196,7 +196,10 @@ def _no_binary(ret, path, test):
 def _failed(ret, exc):
     """A failed mdtune run (CommandExecutionError from the execution module) as a state return."""
     info = exc.info if isinstance(exc.info, dict) else {}
-    comment = f"mdtune failed: {exc.error}" if exc.error else "mdtune failed without a message"
+    # The execution module's message says "mdtune failed (exit status N): ..." already.
+    comment = str(exc.error or "mdtune failed without a message")
+    if not comment.startswith("mdtune"):
+        comment = f"mdtune failed: {comment}"
     rolled_back = info.get("rolled_back")
     if rolled_back:
         comment += f" (rolled back: {_describe(rolled_back)})"
