@@ -180,10 +180,12 @@ auth_timeout: 10
 EOF
 done
 
-# salt_cmd OUTFILE ARGS...: the salt CLI against this master, bounded; JSON on OUTFILE.
+# salt_cmd OUTFILE ARGS...: the salt CLI against this master, bounded (each minion's return
+# within $to seconds, the whole command within 300); JSON on OUTFILE.
+to=60
 salt_cmd() {
   local out=$1; shift
-  timeout 300 "$venv/bin/salt" -c "$m/conf" --out=json --timeout=60 "$@" >"$out" 2>"$out.err"
+  timeout 300 "$venv/bin/salt" -c "$m/conf" --out=json --timeout="$to" "$@" >"$out" 2>"$out.err"
 }
 
 echo "# $("$venv/bin/salt-master" --version), $n minions, master 127.0.0.1:$ret_port/$pub_port, temp $tmp"
@@ -218,7 +220,7 @@ else
 fi
 "$venv/bin/salt-key" -c "$m/conf" -A -y >/dev/null 2>&1
 all_answer() {
-  salt_cmd "$tmp/ping.json" --static '*' test.ping
+  to=5 salt_cmd "$tmp/ping.json" --static '*' test.ping
   "$py" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -10,10 +10,10 @@ is described in the mdtune README (the module contract).
 The desired state. :py:func:`apply` and :py:func:`query` take the tuning
 arguments (``arrays``, ``thread_policy``, ``speed_limit_min``,
 ``speed_limit_max``, ``persist``) from their arguments. When none is given, they
-take them from the minion's pillar ``mdtune`` (:py:func:`desired`), so
-``salt '*' mdtune.query`` compares every minion with the same desired state that
-``state.apply mdtune`` applies to it; ``from_pillar=False`` uses mdtune's
-defaults instead.
+take them from the minion's pillar ``mdtune`` (:py:func:`desired`), compiled
+afresh as a state run compiles it, so ``salt '*' mdtune.query`` compares every
+minion with the same desired state that ``state.apply mdtune`` applies to it;
+``from_pillar=False`` uses mdtune's defaults instead.
 
 The host. ``root`` and ``binary`` default to the config/pillar keys
 ``mdtune:root`` and ``mdtune:binary`` (``config.get``: minion config, grains,
@@ -221,12 +221,20 @@ def revert(
     return _run(args, binary)
 
 
-def desired():
+def desired(fresh=False):
     """
     Return the desired state that the pillar ``mdtune`` describes, as mdtune's
     input: the arguments :py:func:`apply` and :py:func:`query` use when given
     none, and that the formula (``state.apply mdtune``) passes to
     ``mdtune.managed``.
+
+    fresh
+        Compile the minion's pillar afresh (``pillar.items``), as a state run
+        does, instead of the pillar the minion holds in memory (which is as old
+        as its last ``saltutil.refresh_pillar``). :py:func:`apply` and
+        :py:func:`query` do. Default False: in a template (the formula's
+        ``map.jinja``) the pillar in memory is the state run's own, overrides
+        included.
 
     The pillar may have mdtune's own shape (``arrays`` as a list of entries,
     ``thread_policy`` as mdtune takes it) or the shape the SUSE Manager / Uyuni
@@ -249,10 +257,16 @@ def desired():
     .. code-block:: bash
 
         salt '*' mdtune.desired
+        salt '*' mdtune.desired fresh=True
     """
     # __pillar__, not pillar.get: Salt 3008's pillar.get masks every value ("**********")
     # outside a template. _plain() also unwraps 3008's MaskedDict/MaskedList.
-    pillar = _plain(__pillar__.get("mdtune", {}))
+    if fresh:
+        # unmask: Salt 3008 masks pillar.items' values; 3006 ignores the argument.
+        pillar = __salt__["pillar.items"](unmask=True)
+    else:
+        pillar = __pillar__
+    pillar = _plain(pillar.get("mdtune", {}))
     if pillar in _UNSET:
         pillar = {}
     if not isinstance(pillar, dict):
@@ -374,7 +388,7 @@ def _request(state, given, extra, from_pillar, root, binary, **run_keys):
     args = {key: value for key, value in given.items() if value is not None}
     args.update(extra)
     if from_pillar and not args:
-        args = desired()
+        args = desired(fresh=True)
     pillar_binary = args.pop("binary", None)
     if root is None:
         root = args.pop("root", None) or __salt__["config.get"]("mdtune:root", default="") or None
