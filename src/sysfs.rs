@@ -1,12 +1,14 @@
-//! Every path mdtune reads or writes, built from one root; the fixed list of md attributes it may
-//! touch; and the parsing and formatting of the values the kernel prints and accepts.
+//! Every path mdtune reads or writes, built from one root, and the small reads and writes of
+//! kernel files. The md attributes mdtune may touch and the values the kernel prints live in
+//! [`crate::values`] and are re-exported here.
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
 //! chroots run against a fake root. This module does no policy: it does not decide what to write.
 
-use serde::{Serialize, Serializer};
-use std::fmt;
+pub use crate::values::{
+    kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
+};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -54,6 +56,22 @@ impl Root {
 
     pub fn cpus_online(&self) -> PathBuf {
         self.sys.join("devices/system/cpu/online")
+    }
+
+    /// `sys/devices/system/node/possible`: the NUMA nodes the kernel sizes its groups for.
+    pub fn nodes_possible(&self) -> PathBuf {
+        self.sys.join("devices/system/node/possible")
+    }
+
+    /// `run/mdadm/<container>.pid`: the pid file of the mdmon that manages an external-metadata
+    /// container (mdadm's `MDMON_DIR`). `container` is a kernel name (no `/`).
+    pub fn mdmon_pid(&self, container: &str) -> PathBuf {
+        self.base.join("run/mdadm").join(format!("{container}.pid"))
+    }
+
+    /// `proc/<pid>/comm`: the command name of a running process.
+    pub fn proc_comm(&self, pid: u32) -> PathBuf {
+        self.base.join("proc").join(pid.to_string()).join("comm")
     }
 
     /// `dev/md`: udev's `NAME -> ../mdX` links.
@@ -142,198 +160,6 @@ fn outside(path: &Path) -> io::Error {
     )
 }
 
-/// The system-wide resync limits in `/proc/sys/dev/raid`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SpeedLimit {
-    Min,
-    Max,
-}
-
-impl SpeedLimit {
-    pub const ALL: [SpeedLimit; 2] = [SpeedLimit::Min, SpeedLimit::Max];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SpeedLimit::Min => "speed_limit_min",
-            SpeedLimit::Max => "speed_limit_max",
-        }
-    }
-}
-
-/// Which arrays have an attribute: the kernel creates the files only for these levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// raid4/5/6 only (the raid456 personality).
-    Raid456,
-    /// Every redundant level: raid1/4/5/6/10.
-    Redundant,
-}
-
-/// How an attribute's value is printed and parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Int,
-    Bool,
-    /// `sync_speed_*`: a number with a `(system)` or `(local)` suffix.
-    SyncSpeed,
-}
-
-/// The md attributes mdtune may write. Nothing outside this list is ever opened for writing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Attr {
-    GroupThreadCnt,
-    StripeCacheSize,
-    PrereadBypassThreshold,
-    SkipCopy,
-    SyncSpeedMin,
-    SyncSpeedMax,
-    SyncForceParallel,
-}
-
-impl Attr {
-    /// Every attribute, in the order writes happen: `stripe_cache_size` before
-    /// `preread_bypass_threshold`, which the kernel caps at the stripe cache size.
-    pub const ALL: [Attr; 7] = [
-        Attr::GroupThreadCnt,
-        Attr::StripeCacheSize,
-        Attr::PrereadBypassThreshold,
-        Attr::SkipCopy,
-        Attr::SyncSpeedMin,
-        Attr::SyncSpeedMax,
-        Attr::SyncForceParallel,
-    ];
-
-    /// The file name under `md/`, which is also the input and output key.
-    pub fn name(self) -> &'static str {
-        match self {
-            Attr::GroupThreadCnt => "group_thread_cnt",
-            Attr::StripeCacheSize => "stripe_cache_size",
-            Attr::PrereadBypassThreshold => "preread_bypass_threshold",
-            Attr::SkipCopy => "skip_copy",
-            Attr::SyncSpeedMin => "sync_speed_min",
-            Attr::SyncSpeedMax => "sync_speed_max",
-            Attr::SyncForceParallel => "sync_force_parallel",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Attr> {
-        Attr::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    pub fn family(self) -> Family {
-        match self {
-            Attr::GroupThreadCnt
-            | Attr::StripeCacheSize
-            | Attr::PrereadBypassThreshold
-            | Attr::SkipCopy => Family::Raid456,
-            Attr::SyncSpeedMin | Attr::SyncSpeedMax | Attr::SyncForceParallel => Family::Redundant,
-        }
-    }
-
-    pub fn kind(self) -> Kind {
-        match self {
-            Attr::SkipCopy | Attr::SyncForceParallel => Kind::Bool,
-            Attr::SyncSpeedMin | Attr::SyncSpeedMax => Kind::SyncSpeed,
-            _ => Kind::Int,
-        }
-    }
-}
-
-impl fmt::Display for Attr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A typed attribute value, as read from or written to the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Value {
-    Int(u64),
-    Bool(bool),
-    /// `sync_speed_*` following the system-wide limit (the kernel prints `N (system)`).
-    System,
-}
-
-impl Value {
-    /// The text written to the kernel.
-    pub fn to_kernel(self) -> String {
-        match self {
-            Value::Int(n) => n.to_string(),
-            Value::Bool(b) => u8::from(b).to_string(),
-            Value::System => "system".to_string(),
-        }
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Int(n) => write!(f, "{n}"),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::System => f.write_str("system"),
-        }
-    }
-}
-
-impl Serialize for Value {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Value::Int(n) => s.serialize_u64(*n),
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::System => s.serialize_str("system"),
-        }
-    }
-}
-
-/// Parses what the kernel prints for an attribute of `kind`. Returns `None` for text the kernel
-/// would not print (garbage, an empty file, a number beyond 64 bits).
-pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
-    let text = text.trim();
-    match kind {
-        Kind::Int => text.parse().ok().map(Value::Int),
-        // skip_copy and sync_force_parallel print 0 or 1; any other unsigned means "on".
-        Kind::Bool => text.parse::<u64>().ok().map(|n| Value::Bool(n != 0)),
-        // sync_speed_* prints "200000 (system)" or "50000 (local)". A bare number (as a test
-        // root holds it) is the array's own value; a bare "system" (what a test root holds
-        // after mdtune wrote it) follows the system value.
-        Kind::SyncSpeed if text == "system" => Some(Value::System),
-        Kind::SyncSpeed => {
-            let (number, suffix) = match text.split_once(' ') {
-                Some((n, s)) => (n, s.trim()),
-                None => (text, "(local)"),
-            };
-            let n: u64 = number.parse().ok()?;
-            match suffix {
-                "(system)" => Some(Value::System),
-                "(local)" => Some(Value::Int(n)),
-                _ => None,
-            }
-        }
-    }
-}
-
-/// Parses the kernel's `N / M` progress in `sync_completed`; `none` and `delayed` give `None`.
-pub fn parse_progress(text: &str) -> Option<[u64; 2]> {
-    let (done, total) = text.trim().split_once('/')?;
-    Some([done.trim().parse().ok()?, total.trim().parse().ok()?])
-}
-
-/// Counts the CPUs in a kernel CPU list such as `0-3,8-11` (`/sys/devices/system/cpu/online`).
-pub fn parse_cpu_list(text: &str) -> Option<u64> {
-    let mut count = 0u64;
-    for part in text.trim().split(',') {
-        let (lo, hi) = match part.split_once('-') {
-            Some((lo, hi)) => (lo.parse::<u64>().ok()?, hi.parse::<u64>().ok()?),
-            None => {
-                let n = part.parse::<u64>().ok()?;
-                (n, n)
-            }
-        };
-        count = count.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
-    }
-    Some(count)
-}
-
 /// Reads a small kernel file as text.
 ///
 /// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
@@ -385,42 +211,4 @@ pub fn open_for_write(path: &Path) -> io::Result<fs::File> {
 /// Writes `text` and a newline in one `write(2)`, as `echo` does.
 pub fn write_value(file: &mut fs::File, text: &str) -> io::Result<()> {
     file.write_all(format!("{text}\n").as_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sync_speed_suffixes_say_whose_value_it_is() {
-        let p = |t| parse_value(Kind::SyncSpeed, t);
-        assert_eq!(p("200000 (system)\n"), Some(Value::System));
-        assert_eq!(p("50000 (local)\n"), Some(Value::Int(50000)));
-        assert_eq!(p("50000\n"), Some(Value::Int(50000)));
-        assert_eq!(p("system\n"), Some(Value::System));
-        assert_eq!(p("50000 (other)"), None);
-        assert_eq!(p(""), None);
-        assert_eq!(p("abc (local)"), None);
-    }
-
-    #[test]
-    fn garbage_and_huge_numbers_do_not_parse() {
-        assert_eq!(parse_value(Kind::Int, "99999999999999999999999"), None);
-        assert_eq!(parse_value(Kind::Int, "-1"), None);
-        assert_eq!(parse_value(Kind::Int, " 256\n"), Some(Value::Int(256)));
-        assert_eq!(parse_value(Kind::Bool, "1"), Some(Value::Bool(true)));
-        assert_eq!(parse_value(Kind::Bool, "x"), None);
-    }
-
-    #[test]
-    fn cpu_lists_count_every_range() {
-        assert_eq!(parse_cpu_list("0\n"), Some(1));
-        assert_eq!(parse_cpu_list("0-3,8-11\n"), Some(8));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(
-            parse_progress("1048576 / 4194304\n"),
-            Some([1048576, 4194304])
-        );
-        assert_eq!(parse_progress("delayed"), None);
-    }
 }
