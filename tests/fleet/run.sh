@@ -420,6 +420,8 @@ for i in ids:
     off = ["%s %s %s (want %s)" % (a["name"], k, v.get("before"), v.get("after"))
            for a in q.get("arrays", []) for k, v in a.get("settings", {}).items()
            if v.get("compliant") is False]
+    if not off and not q.get("compliant"):
+        off = [q.get("msg", "")[-160:]]  # not the values: the persisted files, say
     print("#   %s: %s%s" % (i, "compliant" if q.get("compliant") else "NOT compliant",
                             (": " + "; ".join(off)) if off else ""))' "$1" "${ids[*]}" "$tmp"
 }

@@ -326,11 +326,15 @@ check("form defaults (formula assigned, nothing saved): the pillar mdtune accept
       f"args {args}", default_out.get("msg", ""))
 
 untouched = untouched_form()
-problems = [f"{p}: {v!r}" for p, el in leaves(layout["mdtune"])
-            for v in [untouched["mdtune"]["arrays"]["*"].get(p.split(".")[1]) if p.startswith("arrays.")
-                      and not p.endswith("$key") else None] if v is not None and not form_accepts(el, v)[0]]
+sample = untouched["mdtune"]["arrays"]
+problems = []
+for path, element in leaves(layout["mdtune"]):
+    if path.startswith("arrays.") and path != "arrays.$key":
+        value = sample.get("*", {}).get(path.split(".")[1])
+        if not form_accepts(element, value)[0]:
+            problems.append(f"{path}: {value!r}")
 check("the edit-group's sample item ($prototype) is valid as it stands: key '*', every field empty",
-      list(untouched["mdtune"]["arrays"]) == ["*"] and not problems, *problems)
+      list(sample) == ["*"] and not problems, *problems)
 args = desired(uyuni_pillar.pillar(layout, {}, untouched)["mdtune"])
 accepted, out = run_binary(args)
 check("the untouched form, saved with its sample item: mdtune accepts it and does what the defaults do",

@@ -139,13 +139,8 @@ def apply(
         salt '*' mdtune.apply test=True
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
-    given = {
-        "arrays": arrays,
-        "thread_policy": thread_policy,
-        "speed_limit_min": speed_limit_min,
-        "speed_limit_max": speed_limit_max,
-        "persist": persist,
-    }
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request(
         "present", given, kwargs, from_pillar, root, binary,
         check_mode=_check_mode(check_mode, test, kwargs), diff=diff,
@@ -184,13 +179,8 @@ def query(
         salt '*' mdtune.query from_pillar=False
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
-    given = {
-        "arrays": arrays,
-        "thread_policy": thread_policy,
-        "speed_limit_min": speed_limit_min,
-        "speed_limit_max": speed_limit_max,
-        "persist": persist,
-    }
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
     return _run(args, binary)
 
