@@ -27,18 +27,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${MDTUNE_VENV:-$repo/.venv}
 n=${MDTUNE_FLEET_MINIONS:-10}
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() {
-  failed=$((failed + 1)); echo "FAIL - $1"; shift
-  [ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/       /'
-}
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit $?
-}
+# shellcheck source=tests/salt/lib.sh
+. "$repo/tests/salt/lib.sh"
 
 for tool in salt-master salt-minion salt salt-key python; do
   if [ ! -x "$venv/bin/$tool" ]; then
@@ -57,18 +47,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 py=$venv/bin/python
 
-if [ -n "${MDTUNE_BIN:-}" ]; then
-  bin=$(cd "$(dirname "$MDTUNE_BIN")" && pwd)/$(basename "$MDTUNE_BIN")
-  echo "# MDTUNE_BIN is set: testing $bin (not building)"
-else
-  echo "# cargo build --release"
-  if ! (cd "$repo" && cargo build --release --quiet); then
-    not_ok "cargo build --release" "the release binary does not build; nothing else was run"
-    finish
-  fi
-  bin=${CARGO_TARGET_DIR:-$repo/target}/release/mdtune
-  case $bin in /*) ;; *) bin=$repo/$bin ;; esac
-fi
+mdtune_binary
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-fleet.XXXXXX")
 chmod 755 "$tmp"
@@ -219,6 +198,11 @@ else
   finish
 fi
 "$venv/bin/salt-key" -c "$m/conf" -A -y >/dev/null 2>&1
+# A minion logs this once its key is accepted and it listens; a ping before that is lost.
+all_ready() {
+  [ "$(grep -l "Minion is ready to receive requests" "$tmp"/m*/log 2>/dev/null | wc -l)" -ge "$n" ]
+}
+wait_for 120 "ready" all_ready
 all_answer() {
   to=5 salt_cmd "$tmp/ping.json" --static '*' test.ping
   "$py" -c '

@@ -23,18 +23,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${MDTUNE_VENV:-$repo/.venv}
 venv3006=${MDTUNE_SALT3006_VENV:-$venv-salt3006}
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() {
-  failed=$((failed + 1)); echo "FAIL - $1"; shift
-  [ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/       /'
-}
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit $?
-}
+# shellcheck source=tests/salt/lib.sh
+. "$repo/tests/salt/lib.sh"
 
 if [ ! -x "$venv/bin/salt-call" ] || [ ! -x "$venv/bin/python" ]; then
   not_ok "salt-call (Salt 3008) is available" "no $venv/bin/salt-call: create the venv with .ci/setup-python.sh" \
@@ -44,22 +34,7 @@ fi
 py=$venv/bin/python
 
 # --- the binary -------------------------------------------------------------------------------
-if [ -n "${MDTUNE_BIN:-}" ]; then
-  bin=$(cd "$(dirname "$MDTUNE_BIN")" && pwd)/$(basename "$MDTUNE_BIN")
-  echo "# MDTUNE_BIN is set: testing $bin (not building)"
-else
-  echo "# cargo build --release"
-  if ! (cd "$repo" && cargo build --release --quiet); then
-    not_ok "cargo build --release" "the release binary does not build; nothing else was run"
-    finish
-  fi
-  bin=${CARGO_TARGET_DIR:-$repo/target}/release/mdtune
-  case $bin in /*) ;; *) bin=$repo/$bin ;; esac
-fi
-if [ ! -x "$bin" ]; then
-  not_ok "mdtune binary exists" "no executable at $bin"
-  finish
-fi
+mdtune_binary
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt.XXXXXX")
 cleanup() {
