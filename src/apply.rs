@@ -1,6 +1,8 @@
 //! Applying a plan: the only code that writes kernel values. It takes the host lock, writes each
 //! due value in plan order, reads it back, and on the first failure restores everything this run
-//! changed, newest first, before reporting the failure.
+//! changed before reporting the failure: newest first, except that an array's
+//! `stripe_cache_size` is restored before its `preread_bypass_threshold` (the kernel refuses a
+//! threshold above the cache, so a run that lowered both must raise the cache back first).
 //!
 //! Invariants: a value already in place is never written (on Linux 6.7+ every write to
 //! `group_thread_cnt` or `skip_copy` suspends the array, and a `stripe_cache_size` write dirties
@@ -82,7 +84,7 @@ impl Target {
     fn kind(&self) -> Kind {
         match self {
             Target::Md { attr, .. } => attr.kind(),
-            Target::Limit(_) => Kind::Int,
+            Target::Limit(_) => Kind::CInt,
         }
     }
 
@@ -115,11 +117,11 @@ pub struct Write {
     pub after: Value,
 }
 
-/// Every due write of a plan, in order: arrays in plan order (each in attribute order), then the
-/// system limits.
+/// Every due write of a plan that is not held back, in order: arrays in plan order (each in
+/// attribute order), then the system limits.
 pub fn writes(plan: &Plan) -> Vec<Write> {
     let md = plan.arrays.iter().flat_map(|a| {
-        a.changes.iter().filter(|c| c.is_due()).map(|c| Write {
+        a.changes.iter().filter(|c| c.is_write()).map(|c| Write {
             target: Target::Md {
                 array: a.name.clone(),
                 attr: c.attr,
@@ -134,8 +136,8 @@ pub fn writes(plan: &Plan) -> Vec<Write> {
         .filter(|l| l.before != l.after)
         .map(|l| Write {
             target: Target::Limit(l.limit),
-            before: Value::Int(l.before),
-            after: Value::Int(l.after),
+            before: l.before,
+            after: l.after,
         });
     md.chain(limits).collect()
 }
@@ -164,10 +166,12 @@ pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), A
         value,
         source,
     })?;
-    sysfs::write_value(&mut file, &value.to_kernel()).map_err(|source| ApplyError::Write {
-        target: target.clone(),
-        value,
-        source,
+    sysfs::write_value(&mut file, &sysfs::kernel_text(target.kind(), value)).map_err(|source| {
+        ApplyError::Write {
+            target: target.clone(),
+            value,
+            source,
+        }
     })?;
     drop(file);
     let text = sysfs::read(&path).map_err(|source| ApplyError::ReadBack {
@@ -217,14 +221,40 @@ pub fn apply(
     outcome
 }
 
-/// Restores `done`, newest first.
+/// The order a rollback restores `done` in: newest first, except that each array's
+/// `stripe_cache_size` comes before its `preread_bypass_threshold`, which the kernel caps at the
+/// cache (`kernel::PREREAD_CAPPED_BY`).
+pub fn rollback_order(done: Vec<Write>) -> Vec<Write> {
+    let mut order: Vec<Write> = done.into_iter().rev().collect();
+    let attr_of = |w: &Write, want: Attr| match &w.target {
+        Target::Md { array, attr } if *attr == want => Some(array.clone()),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < order.len() {
+        if let Some(array) = attr_of(&order[i], Attr::PrereadBypassThreshold) {
+            let cache = (i + 1..order.len()).find(|&j| {
+                attr_of(&order[j], crate::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
+            });
+            if let Some(j) = cache {
+                let w = order.remove(j);
+                order.insert(i, w);
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    order
+}
+
+/// Restores `done` in [`rollback_order`].
 fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
     let mut failure = Failure {
         error,
         rolled_back: Vec::new(),
         not_restored: Vec::new(),
     };
-    for w in done.into_iter().rev() {
+    for w in rollback_order(done) {
         // The write that failed may have left the value untouched; then there is nothing to undo.
         let live = w
             .target
@@ -281,5 +311,51 @@ pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
             }
             Err(TryLockError::Error(e)) => return Err(err(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(array: &str, attr: Attr) -> Write {
+        Write {
+            target: Target::Md {
+                array: array.into(),
+                attr,
+            },
+            before: Value::Int(1),
+            after: Value::Int(2),
+        }
+    }
+
+    fn names(ws: &[Write]) -> Vec<String> {
+        ws.iter().map(|w| w.target.to_string()).collect()
+    }
+
+    #[test]
+    fn rollback_restores_the_stripe_cache_before_the_threshold_otherwise_newest_first() {
+        let done = vec![
+            md("md0", Attr::GroupThreadCnt),
+            md("md0", Attr::StripeCacheSize),
+            md("md1", Attr::StripeCacheSize),
+            md("md0", Attr::PrereadBypassThreshold),
+            md("md0", Attr::SkipCopy),
+        ];
+        assert_eq!(
+            names(&rollback_order(done)),
+            [
+                "md0: skip_copy",
+                "md0: stripe_cache_size",
+                "md0: preread_bypass_threshold",
+                "md1: stripe_cache_size",
+                "md0: group_thread_cnt",
+            ]
+        );
+        let only_threshold = vec![md("md0", Attr::PrereadBypassThreshold)];
+        assert_eq!(
+            names(&rollback_order(only_threshold)),
+            ["md0: preread_bypass_threshold"]
+        );
     }
 }

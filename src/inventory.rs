@@ -1,20 +1,23 @@
-//! The live host, read only: every md array under the root with its level, state, members, the
-//! hardware queues behind each member, the tunable values in force and the sync progress.
+//! The live host, read only: every md array under the root with its level, state, members (their
+//! roles and hardware queues come from [`crate::topology`]), the tunable values in force, the
+//! sync progress, whether it reshapes, and for external-metadata arrays whether mdmon runs for
+//! the container. Also the system facts `auto` needs: online CPUs and possible NUMA nodes.
 //!
-//! Queue counting follows the kernel's layout (contract section 5): a partition resolves to its
-//! disk; a device with `slaves/` (device-mapper, a nested md array) is followed down through them
-//! even when it shows an `mq/` of its own (request-based dm-multipath's `mq/0` says nothing about
-//! the hardware); an NVMe multipath head, which has no `mq/`, is followed to its path devices
-//! `nvmeXcYnZ`; a disk with `mq/` and no slaves counts its numbered `mq/*` directories. Several
-//! paths to one member count as the smallest path, never their sum. This module reads; it never
-//! decides what should change.
+//! An array that cannot be read as the kernel prints it (an empty read, EBUSY from an array being
+//! stopped, a value the kernel would not print) is kept with [`Array::unreadable`] saying why, so
+//! the plan skips that array with a warning instead of failing the run. This module reads; it
+//! never decides what should change.
 
-use crate::sysfs::{self, Attr, Family, Root, SpeedLimit, Value};
+use crate::kernel;
+use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
+use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+pub use crate::topology::{Leaf, Member, Role};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
@@ -23,39 +26,30 @@ pub enum InventoryError {
     #[error("{array}: cannot parse md/{attr}: {text:?} is not a value the kernel prints")]
     Parse {
         array: String,
-        attr: Attr,
+        attr: String,
         text: String,
     },
     #[error("{path}: {text:?} is not a number")]
     Number { path: String, text: String },
 }
 
-/// One leaf device (a disk with `mq/`) under a member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Leaf {
-    pub name: String,
-    pub hw_queues: u64,
-}
-
-/// An md member and what it resolved to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Member {
-    /// The member as md names it (`nvme0n1p1`).
-    pub name: String,
-    /// The disk or stacked device behind it (`nvme0n1`, `dm-0`); the member itself when whole.
-    pub device: Option<String>,
-    /// The member's hardware queues (smallest path), or `None` when they cannot be found.
-    pub hw_queues: Option<u64>,
-    /// The disks whose `mq/` was counted, when they differ from `device` (multipath, dm, md).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<Leaf>,
-    /// Why `hw_queues` is unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
+impl InventoryError {
+    /// True when the error is about one array and says it should be skipped, not the run
+    /// failed: a value the kernel would not print, an empty read, or EBUSY/ENODEV from an array
+    /// being stopped.
+    fn skips_array(&self) -> bool {
+        match self {
+            InventoryError::Parse { .. } => true,
+            InventoryError::Read { source, .. } => {
+                matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
+            }
+            InventoryError::Number { .. } => false,
+        }
+    }
 }
 
 /// A running resync, recovery, check or reshape, or `idle`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Sync {
     pub action: String,
     /// `[done, total]` sectors, or `None` when idle or delayed.
@@ -63,14 +57,24 @@ pub struct Sync {
     pub speed_kib_s: Option<u64>,
 }
 
-/// One md device as the kernel shows it.
+/// An external-metadata (IMSM/DDF) member array's container and its mdmon.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct External {
+    /// The container's kernel name (`md127` from `external:/md127/0`).
+    pub container: String,
+    /// The pid of the mdmon managing the container, or why none runs.
+    pub mdmon: Result<u32, String>,
+}
+
+/// One md device as the kernel shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Array {
     /// Kernel name: `md0`, `md_d0`, `md_home`.
     pub name: String,
     /// mdadm names published under `dev/md/`, sorted.
     pub devnames: Vec<String>,
-    /// 32 lowercase hex digits, from `md/uuid` or udev's `md-uuid-*` link.
+    /// 32 lowercase hex digits, from `md/uuid` or udev's `md-uuid-*` link; an all-zero
+    /// `md/uuid` (external metadata) is unknown and the link's is taken.
     pub uuid: Option<String>,
     /// `raid5`, `raid10`, ...; empty for inactive arrays and containers.
     pub level: String,
@@ -81,6 +85,12 @@ pub struct Array {
     pub sync: Option<Sync>,
     /// The tunable attributes whose files exist, with their values.
     pub values: BTreeMap<Attr, Value>,
+    /// What shows a reshape in progress (`sync_action` or `reshape_position`), if one is.
+    pub reshape: Option<String>,
+    /// For a member array of an IMSM/DDF container.
+    pub external: Option<External>,
+    /// Why the array could not be read (it is skipped), if it could not.
+    pub unreadable: Option<String>,
 }
 
 impl Array {
@@ -94,7 +104,7 @@ impl Array {
 
     /// The mdadm form of the uuid (`aaaaaaaa:bbbbbbbb:cccccccc:dddddddd`).
     pub fn mdadm_uuid(&self) -> Option<String> {
-        let u = self.uuid.as_ref()?;
+        let u = self.uuid.as_ref().filter(|u| u.len() == 32)?;
         Some(format!(
             "{}:{}:{}:{}",
             &u[0..8],
@@ -110,7 +120,9 @@ impl Array {
             Family::Raid456 => "raid4/5/6",
             Family::Redundant => "raid1/4/5/6/10",
         };
-        if self.is_container() {
+        if let Some(why) = &self.unreadable {
+            format!("{} cannot be read: {why}", self.name)
+        } else if self.is_container() {
             format!(
                 "{} is a {} container, not an array",
                 self.name, self.metadata_version
@@ -135,9 +147,11 @@ impl Array {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Inventory {
     pub arrays: Vec<Array>,
-    /// The system speed limits that were asked to be read.
-    pub speed_limits: BTreeMap<SpeedLimit, u64>,
+    /// The system speed limits that were asked to be read (C ints: they may be negative).
+    pub speed_limits: BTreeMap<SpeedLimit, Value>,
     pub online_cpus: Option<u64>,
+    /// `sys/devices/system/node/possible` counted; `None` when absent (one node).
+    pub possible_nodes: Option<u64>,
 }
 
 /// What to read beyond the arrays themselves.
@@ -203,13 +217,17 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "missing or outside the root"))
             .and_then(|p| sysfs::read(&p))
             .map_err(|e| read_err(&path, e))?;
-        let n = text.trim().parse().map_err(|_| InventoryError::Number {
+        let n = sysfs::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
             path: path.display().to_string(),
             text: text.trim().to_string(),
         })?;
         inv.speed_limits.insert(limit, n);
     }
     inv.online_cpus = match root.confine(&root.cpus_online()) {
+        Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
+        None => None,
+    };
+    inv.possible_nodes = match root.confine(&root.nodes_possible()) {
         Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
         None => None,
     };
@@ -226,11 +244,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     }
     let devnames = links_by_target(&root.dev_md(), "");
     let by_id = links_by_target(&root.dev_by_id(), "md-uuid-");
-    let mut queues = Queues {
-        root,
-        block_names: &block_names,
-        cache: HashMap::new(),
-    };
+    let mut topology = Topology::new(root, &block_names);
     for name in md_names {
         // An md device whose directory (or md/) resolves outside sys/ is not ours to read.
         let Some(dir) = root.confine(&root.block(name)) else {
@@ -239,214 +253,121 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         let Some(md) = root.confine(&dir.join("md")) else {
             continue;
         };
-        inv.arrays
-            .push(read_array(name, &dir, &md, &devnames, &by_id, &mut queues)?);
+        let mut names = devnames.get(name).cloned().unwrap_or_default();
+        names.sort();
+        let mut array = Array {
+            name: name.to_string(),
+            devnames: names,
+            // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
+            uuid: by_id
+                .get(name)
+                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u))),
+            ..Array::default()
+        };
+        match read_array(&mut array, &md) {
+            Ok(()) => array.members = topology.members(&dir, &md),
+            // This array is going away or prints what the kernel would not: skip it, not the run.
+            Err(e) if e.skips_array() => array.unreadable = Some(e.to_string()),
+            Err(e) => return Err(e),
+        }
+        if let Some(container) = container_of(&array.metadata_version) {
+            array.external = Some(External {
+                mdmon: mdmon(root, &container),
+                container,
+            });
+        }
+        inv.arrays.push(array);
     }
     Ok(inv)
 }
 
-fn read_array(
-    name: &str,
-    dir: &Path,
-    md: &Path,
-    devnames: &HashMap<String, Vec<String>>,
-    by_id: &HashMap<String, Vec<String>>,
-    queues: &mut Queues,
-) -> Result<Array, InventoryError> {
+/// Fills in what `md/` says about the array.
+fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
         Ok(read_opt(&md.join(f))?
             .unwrap_or_default()
             .trim()
             .to_string())
     };
-    let uuid = read_opt(&md.join("uuid"))?
+    if let Some(u) = read_opt(&md.join("uuid"))?
         .and_then(|u| crate::spec::uuid_hex(u.trim()))
-        .or_else(|| {
-            by_id
-                .get(name)?
-                .iter()
-                .find_map(|u| crate::spec::uuid_hex(u))
-        });
-    let mut values = BTreeMap::new();
+        .filter(|u| u.bytes().any(|b| b != b'0'))
+    {
+        a.uuid = Some(u);
+    }
+    a.level = text("level")?;
+    a.array_state = text("array_state")?;
+    a.metadata_version = text("metadata_version")?;
     for attr in Attr::ALL {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
         let Some(t) = read_opt(&md.join(attr.name()))? else {
             continue;
         };
         let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| InventoryError::Parse {
-            array: name.to_string(),
-            attr,
+            array: a.name.clone(),
+            attr: attr.name().to_string(),
             text: t.trim().to_string(),
         })?;
-        values.insert(attr, v);
+        a.values.insert(attr, v);
     }
-    let sync = match read_opt(&md.join("sync_action"))? {
-        None => None,
-        Some(action) => Some(Sync {
-            action: action.trim().to_string(),
+    if let Some(action) = read_opt(&md.join("sync_action"))? {
+        let action = action.trim().to_string();
+        if action == "reshape" {
+            a.reshape = Some("sync_action is reshape".into());
+        }
+        a.sync = Some(Sync {
+            action,
             completed: sysfs::parse_progress(&text("sync_completed")?),
             speed_kib_s: text("sync_speed")?.parse().ok(),
-        }),
-    };
-    let mut members = Vec::new();
-    for (member, target) in member_links(dir, md) {
-        members.push(queues.member(&member, &target));
+        });
     }
-    let mut names = devnames.get(name).cloned().unwrap_or_default();
-    names.sort();
-    Ok(Array {
-        name: name.to_string(),
-        devnames: names,
-        uuid,
-        level: text("level")?,
-        array_state: text("array_state")?,
-        metadata_version: text("metadata_version")?,
-        members,
-        sync,
-        values,
-    })
+    let position = text("reshape_position")?;
+    if a.reshape.is_none() && !matches!(position.as_str(), "" | "none") {
+        a.reshape = Some(format!("reshape_position is {position}"));
+    }
+    Ok(())
 }
 
-/// The array's members as (name, link path): `slaves/*`, or `md/dev-*/block` when `slaves/` is
-/// empty.
-fn member_links(dir: &Path, md: &Path) -> Vec<(String, PathBuf)> {
-    let slaves: Vec<(String, PathBuf)> = list(&dir.join("slaves"))
-        .into_iter()
-        .map(|m| {
-            let p = dir.join("slaves").join(&m);
-            (m, p)
-        })
-        .collect();
-    if !slaves.is_empty() {
-        return slaves;
-    }
-    list(md)
-        .into_iter()
-        .filter_map(|d| {
-            let m = d.strip_prefix("dev-")?.to_string();
-            let p = md.join(&d).join("block");
-            Some((m, p))
-        })
-        .collect()
+/// The container of an external-metadata member array: `md127` from `external:/md127/0` (a
+/// `-` in place of the `/` marks it read-only to mdmon); `None` for native metadata and for the
+/// container itself (`external:imsm`).
+pub fn container_of(metadata_version: &str) -> Option<String> {
+    let rest = metadata_version.strip_prefix("external:")?;
+    let rest = rest.strip_prefix(['/', '-'])?;
+    let (container, _subarray) = rest.split_once('/')?;
+    let tame = !container.is_empty()
+        && container != ".."
+        && container
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    tame.then(|| container.to_string())
 }
 
-/// What a device resolved to: its leaves (disks with `mq/`) or why they cannot be found.
-type Resolved = Result<Vec<Leaf>, String>;
-
-/// Counts queues, remembering each device so shared paths are read once.
-struct Queues<'a> {
-    root: &'a Root,
-    block_names: &'a [String],
-    cache: HashMap<PathBuf, Resolved>,
-}
-
-/// Stacks deeper than this are treated as a loop.
-const MAX_DEPTH: usize = 16;
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-impl Queues<'_> {
-    fn member(&mut self, name: &str, link: &Path) -> Member {
-        let Some(dir) = self.root.confine(link) else {
-            return Member {
-                name: name.to_string(),
-                device: None,
-                hw_queues: None,
-                paths: Vec::new(),
-                problem: Some(format!("{} does not resolve inside sys/", link.display())),
-            };
-        };
-        // A partition has a `partition` file; its parent directory is the disk.
-        let disk = if dir.join("partition").is_file() {
-            dir.parent().map(Path::to_path_buf).unwrap_or(dir)
-        } else {
-            dir
-        };
-        let device = file_name(&disk);
-        let resolved = self.resolve(&disk, 0);
-        let (hw_queues, paths, problem) = match resolved {
-            Ok(leaves) => {
-                let min = leaves.iter().map(|l| l.hw_queues).min();
-                let direct = leaves.len() == 1 && leaves[0].name == device;
-                (min, if direct { Vec::new() } else { leaves }, None)
-            }
-            Err(why) => (None, Vec::new(), Some(why)),
-        };
-        Member {
-            name: name.to_string(),
-            device: Some(device),
-            hw_queues,
-            paths,
-            problem,
-        }
+/// The pid of the mdmon that manages `container`: its pid file `run/mdadm/<container>.pid`
+/// names a live process whose `comm` is `mdmon`. Otherwise why not. Reads only, never waits.
+fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
+    let pid_file = root.mdmon_pid(container);
+    let text = root
+        .confine_to_root(&pid_file)
+        .and_then(|p| sysfs::read(&p).ok())
+        .ok_or_else(|| format!("no mdmon pid file /run/mdadm/{container}.pid"))?;
+    let pid: u32 = text.trim().parse().map_err(|_| {
+        format!(
+            "/run/mdadm/{container}.pid holds {:?}, not a pid",
+            text.trim()
+        )
+    })?;
+    let comm = root
+        .confine_to_root(&root.proc_comm(pid))
+        .and_then(|p| sysfs::read(&p).ok())
+        .ok_or_else(|| format!("mdmon pid {pid} from /run/mdadm/{container}.pid is not running"))?;
+    if comm.trim() != "mdmon" {
+        return Err(format!(
+            "pid {pid} from /run/mdadm/{container}.pid is {:?}, not mdmon",
+            comm.trim()
+        ));
     }
-
-    fn resolve(&mut self, disk: &Path, depth: usize) -> Resolved {
-        if let Some(r) = self.cache.get(disk) {
-            return r.clone();
-        }
-        let r = self.resolve_uncached(disk, depth);
-        self.cache.insert(disk.to_path_buf(), r.clone());
-        r
-    }
-
-    fn resolve_uncached(&mut self, disk: &Path, depth: usize) -> Resolved {
-        let name = file_name(disk);
-        if depth > MAX_DEPTH {
-            return Err(format!("{name}: device stack deeper than {MAX_DEPTH}"));
-        }
-        // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
-        let slaves = list(&disk.join("slaves"));
-        if !slaves.is_empty() {
-            return self.resolve_all(
-                &name,
-                slaves.iter().map(|s| disk.join("slaves").join(s)),
-                depth,
-            );
-        }
-        let mq = list(&disk.join("mq"));
-        if !mq.is_empty() {
-            let n = mq.iter().filter(|d| d.parse::<u32>().is_ok()).count() as u64;
-            return Ok(vec![Leaf { name, hw_queues: n }]);
-        }
-        // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
-        if let Some((subsys, ns)) = nvme_head(&name) {
-            let paths: Vec<PathBuf> = self
-                .block_names
-                .iter()
-                .filter(|p| nvme_path_of(p) == Some((subsys, ns)))
-                .map(|p| self.root.block(p))
-                .collect();
-            if !paths.is_empty() {
-                return self.resolve_all(&name, paths.into_iter(), depth);
-            }
-        }
-        Err(format!("{name} has no mq/, no slaves/ and no NVMe paths"))
-    }
-
-    /// Resolves every lower device; the result is all their leaves, or the first problem.
-    fn resolve_all(
-        &mut self,
-        name: &str,
-        lower: impl Iterator<Item = PathBuf>,
-        depth: usize,
-    ) -> Resolved {
-        let mut leaves = Vec::new();
-        for link in lower {
-            let Some(dir) = self.root.confine(&link) else {
-                return Err(format!(
-                    "{name}: {} does not resolve inside sys/",
-                    link.display()
-                ));
-            };
-            leaves.extend(self.resolve(&dir, depth + 1)?);
-        }
-        Ok(leaves)
-    }
+    Ok(pid)
 }
 
 /// Orders `md2` before `md126`: the name without its trailing number, then the number.
@@ -455,37 +376,23 @@ fn natural_key(name: &str) -> (&str, u64) {
     (stem, name[stem.len()..].parse().unwrap_or(0))
 }
 
-/// `nvme<S>n<N>` -> (S, N).
-fn nvme_head(name: &str) -> Option<(u32, u32)> {
-    let (s, n) = name.strip_prefix("nvme")?.split_once('n')?;
-    Some((s.parse().ok()?, n.parse().ok()?))
-}
-
-/// `nvme<S>c<C>n<N>` -> (S, N).
-fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
-    let (s, rest) = name.strip_prefix("nvme")?.split_once('c')?;
-    let (c, n) = rest.split_once('n')?;
-    c.parse::<u32>().ok()?;
-    Some((s.parse().ok()?, n.parse().ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn external_member_arrays_name_their_container() {
+        assert_eq!(container_of("external:/md127/0").as_deref(), Some("md127"));
+        assert_eq!(container_of("external:-md127/1").as_deref(), Some("md127"));
+        assert_eq!(container_of("external:imsm"), None);
+        assert_eq!(container_of("1.2"), None);
+        assert_eq!(container_of("external:/../0"), None);
+    }
 
     #[test]
     fn arrays_sort_by_number_not_by_text() {
         let mut names = vec!["md126", "md2", "md_d0", "md10", "md1"];
         names.sort_by_key(|n| natural_key(n));
         assert_eq!(names, ["md1", "md2", "md10", "md126", "md_d0"]);
-    }
-
-    #[test]
-    fn nvme_names_split_into_subsystem_and_namespace() {
-        assert_eq!(nvme_head("nvme0n1"), Some((0, 1)));
-        assert_eq!(nvme_head("nvme0c1n1"), None);
-        assert_eq!(nvme_head("nvme0n1p1"), None);
-        assert_eq!(nvme_path_of("nvme3c12n2"), Some((3, 2)));
-        assert_eq!(nvme_path_of("nvme3n2"), None);
     }
 }

@@ -6,12 +6,17 @@
 //! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
 //! [`persist`] keeps the desired state across reboots and restores saved originals; [`run`] is
 //! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`].
+//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`kernel`] is
+//! the one table of kernel facts the decisions rest on.
 
 pub mod apply;
+pub mod hold;
 pub mod inventory;
+pub mod kernel;
 pub mod persist;
 pub mod plan;
 pub mod report;
 pub mod run;
 pub mod spec;
 pub mod sysfs;
+pub mod topology;

@@ -263,7 +263,8 @@ fn value_from_json(kind: Kind, v: &Json) -> Option<Value> {
     match (kind, v) {
         (Kind::SyncSpeed, Json::String(s)) if s == "system" => Some(Value::System),
         (Kind::Bool, Json::Bool(b)) => Some(Value::Bool(*b)),
-        (Kind::Int | Kind::SyncSpeed, Json::Number(n)) => n.as_u64().map(Value::Int),
+        (Kind::Int, Json::Number(n)) => n.as_u64().map(Value::Int),
+        (Kind::CInt | Kind::SyncSpeed, Json::Number(n)) => n.as_i64().map(Value::signed),
         _ => None,
     }
 }
@@ -276,7 +277,7 @@ fn kind_of(setting: &str) -> Option<Kind> {
     SpeedLimit::ALL
         .iter()
         .any(|l| l.name() == setting)
-        .then_some(Kind::Int)
+        .then_some(Kind::CInt)
 }
 
 impl Originals {
@@ -397,13 +398,13 @@ impl Originals {
         for (key, saved) in &self.files {
             if key == "system" {
                 for l in SpeedLimit::ALL {
-                    if let (Some(Value::Int(orig)), Some(&live)) =
+                    if let (Some(&orig), Some(&live)) =
                         (saved.values.get(l.name()), inv.speed_limits.get(&l))
                     {
                         plan.limits.push(LimitChange {
                             limit: l,
                             before: live,
-                            after: *orig,
+                            after: orig,
                         });
                     }
                 }
@@ -437,14 +438,12 @@ impl Originals {
                 if let (Some(&orig), Some(&live)) =
                     (saved.values.get(attr.name()), a.values.get(&attr))
                 {
-                    ap.changes.push(Change {
-                        attr,
-                        before: live,
-                        after: orig,
-                        source: Source::Saved,
-                    });
+                    ap.changes
+                        .push(Change::new(attr, live, orig, Source::Saved));
                 }
             }
+            // A revert waits for a reshape or a missing mdmon like any run.
+            crate::hold::hold_back(a, &mut ap, &mut plan.warnings);
             plan.arrays.push(ap);
         }
         plan.arrays.sort_by_key(|a| a.array);

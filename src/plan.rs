@@ -6,9 +6,13 @@
 //! Rules applied here (contract section 2): entries select arrays by kernel name, glob, mdadm name
 //! or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
 //! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
-//! came from a glob or the policy, and is an error when an exact entry asked for it.
+//! came from a glob or the policy, and is an error when an exact entry asked for it. An array
+//! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
+//! mdmon) is planned but held back: see [`crate::hold`].
 
+use crate::hold::{self, Hold};
 use crate::inventory::{Array, Inventory, Member};
+use crate::kernel;
 use crate::spec::{AutoParams, Combine, Entry, NameSelector, Spec, Want, MAX_THREADS};
 use crate::sysfs::{Attr, SpeedLimit, Value};
 use serde::{Serialize, Serializer};
@@ -70,12 +74,29 @@ pub struct Change {
     pub before: Value,
     pub after: Value,
     pub source: Source,
+    /// Why this due change is not written in this run (a later run applies it).
+    pub hold: Option<Hold>,
 }
 
 impl Change {
+    pub fn new(attr: Attr, before: Value, after: Value, source: Source) -> Change {
+        Change {
+            attr,
+            before,
+            after,
+            source,
+            hold: None,
+        }
+    }
+
     /// True if and only if the live value differs from the wanted one.
     pub fn is_due(&self) -> bool {
         self.before != self.after
+    }
+
+    /// True if and only if this run writes it: due and not held back.
+    pub fn is_write(&self) -> bool {
+        self.is_due() && self.hold.is_none()
     }
 }
 
@@ -110,22 +131,23 @@ impl ArrayPlan {
         !self.changes.iter().any(Change::is_due)
     }
 
-    /// The stripe cache size once this plan is applied: the planned value, else the live one.
+    /// The stripe cache size once this plan is applied: the planned value (unless held back),
+    /// else the live one.
     pub fn stripe_cache_after(&self, array: &Array) -> Option<Value> {
         self.changes
             .iter()
-            .find(|c| c.attr == Attr::StripeCacheSize)
+            .find(|c| c.attr == Attr::StripeCacheSize && c.hold.is_none())
             .map(|c| c.after)
             .or_else(|| array.values.get(&Attr::StripeCacheSize).copied())
     }
 }
 
-/// A system-wide speed limit.
+/// A system-wide speed limit (a C int: the live value may be negative).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LimitChange {
     pub limit: SpeedLimit,
-    pub before: u64,
-    pub after: u64,
+    pub before: Value,
+    pub after: Value,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -184,14 +206,12 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         });
         // An entry's "auto" takes min/max/combine from the thread policy object too.
         let auto = &spec.thread_policy.auto;
-        plan.arrays.push(plan_array(
-            i,
-            array,
-            &wish,
-            auto,
-            inv.online_cpus,
-            &mut plan.warnings,
-        )?);
+        let cpus = Cpus {
+            online: inv.online_cpus,
+            nodes: inv.possible_nodes,
+        };
+        plan.arrays
+            .push(plan_array(i, array, &wish, auto, cpus, &mut plan.warnings)?);
     }
     for (&limit, &after) in &spec.speed_limits {
         let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
@@ -200,7 +220,7 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         plan.limits.push(LimitChange {
             limit,
             before,
-            after,
+            after: Value::Int(after),
         });
     }
     Ok(plan)
@@ -254,12 +274,20 @@ fn select(
     Ok(matched)
 }
 
+/// The CPUs the `auto` default ceiling is computed from.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cpus {
+    pub online: Option<u64>,
+    /// Possible NUMA nodes; `None` is one node.
+    pub nodes: Option<u64>,
+}
+
 fn plan_array(
     index: usize,
     array: &Array,
     wish: &BTreeMap<Attr, Wish>,
     auto: &AutoParams,
-    cpus: Option<u64>,
+    cpus: Cpus,
     warnings: &mut Vec<String>,
 ) -> Result<ArrayPlan, PlanError> {
     let threads = auto_threads(&array.members, auto, cpus);
@@ -270,6 +298,20 @@ fn plan_array(
         changes: Vec::new(),
         skipped: Vec::new(),
     };
+    if let Some(why) = &array.unreadable {
+        // Skipped whole, whoever asked: the array is being stopped or reads what the kernel
+        // would not print.
+        warnings.push(format!("{}: skipped: {why}", array.name));
+        ap.hw_queues = None;
+        for (&attr, w) in wish {
+            ap.skipped.push(Skip {
+                setting: attr,
+                reason: array.lacks(attr.family()),
+                source: w.source,
+            });
+        }
+        return Ok(ap);
+    }
     for (&attr, w) in wish {
         let key = match w.source {
             Source::Entry(i) => format!("arrays[{i}].{attr}"),
@@ -302,12 +344,7 @@ fn plan_array(
                 }
             },
         };
-        ap.changes.push(Change {
-            attr,
-            before,
-            after,
-            source,
-        });
+        ap.changes.push(Change::new(attr, before, after, source));
     }
     // The kernel refuses a preread_bypass_threshold above the stripe cache size (EINVAL).
     let cache = ap.stripe_cache_after(array);
@@ -328,24 +365,31 @@ fn plan_array(
             }
         }
     }
+    // Checked against the wanted cache above; now mark what has to wait.
+    hold::hold_back(array, &mut ap, warnings);
     Ok(ap)
 }
 
 /// The `auto` thread count for an array: `(combined queues, threads)`, or why it cannot be known.
 ///
-/// One queue or fewer gives 0 (a single-queue device gains nothing from more threads); otherwise
-/// the combined count clamped to `min..max`, where `max` defaults to the online CPUs, and never
-/// above the kernel's 8192.
+/// Only counted (active) members take part. One queue or fewer gives 0 (a single-queue device
+/// gains nothing from more threads); otherwise the combined count clamped to `min..max`, where
+/// `max` defaults to the online CPUs divided by the possible NUMA nodes (the kernel starts that
+/// many workers on every node, [`kernel::threads_per_node`]), and never above the kernel's 8192.
 pub fn auto_threads(
     members: &[Member],
     params: &AutoParams,
-    cpus: Option<u64>,
+    cpus: Cpus,
 ) -> Result<(u64, u64), String> {
     if members.is_empty() {
         return Err("the array has no members to count hardware queues on".into());
     }
-    let mut counts = Vec::with_capacity(members.len());
-    for m in members {
+    let counted: Vec<&Member> = members.iter().filter(|m| m.counted).collect();
+    if counted.is_empty() {
+        return Err("the array has no active members to count hardware queues on".into());
+    }
+    let mut counts = Vec::with_capacity(counted.len());
+    for m in counted {
         match m.hw_queues {
             Some(q) => counts.push(q),
             None => {
@@ -367,7 +411,10 @@ pub fn auto_threads(
         return Ok((queues, 0));
     }
     let mut threads = queues;
-    if let Some(max) = params.max.or(cpus) {
+    let per_node = cpus
+        .online
+        .map(|n| kernel::threads_per_node(n, cpus.nodes.unwrap_or(1)));
+    if let Some(max) = params.max.or(per_node) {
         threads = threads.min(max);
     }
     if let Some(min) = params.min {
@@ -379,7 +426,7 @@ pub fn auto_threads(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::Sync;
+    use crate::inventory::{Role, Sync};
     use serde_json::json;
 
     fn member(name: &str, q: Option<u64>) -> Member {
@@ -387,8 +434,9 @@ mod tests {
             name: name.into(),
             device: Some(name.into()),
             hw_queues: q,
-            paths: vec![],
             problem: q.is_none().then(|| "no mq/".to_string()),
+            counted: true,
+            ..Member::default()
         }
     }
 
@@ -426,6 +474,7 @@ mod tests {
                 speed_kib_s: None,
             }),
             values,
+            ..Array::default()
         }
     }
 
@@ -435,8 +484,8 @@ mod tests {
             online_cpus: Some(32),
             ..Inventory::default()
         };
-        inv.speed_limits.insert(SpeedLimit::Min, 1000);
-        inv.speed_limits.insert(SpeedLimit::Max, 200000);
+        inv.speed_limits.insert(SpeedLimit::Min, Value::Int(1000));
+        inv.speed_limits.insert(SpeedLimit::Max, Value::Int(200000));
         inv
     }
 
@@ -510,7 +559,7 @@ mod tests {
             combine: Combine::Min,
         };
         assert_eq!(
-            auto_threads(&[member("a", Some(10000))], &params, None),
+            auto_threads(&[member("a", Some(10000))], &params, Cpus::default()),
             Ok((10000, 8192))
         );
     }
@@ -742,5 +791,137 @@ mod tests {
             .limits
             .iter()
             .any(|l| l.limit == SpeedLimit::Min && l.before == l.after));
+    }
+
+    fn threads(p: &Plan, array: &str) -> Option<Value> {
+        change(p, array, Attr::GroupThreadCnt).map(|c| c.after)
+    }
+
+    #[test]
+    fn only_active_members_count_toward_auto() {
+        let mut a = raid("md0", "raid5", &[Some(8), Some(8), Some(8), Some(1), None]);
+        // A SATA spare and a journal whose queues are unknown: reported, not counted.
+        a.members[3].role = Role::Spare;
+        a.members[3].counted = false;
+        a.members[4].role = Role::Journal;
+        a.members[4].counted = false;
+        a.members[2].role = Role::Rebuilding;
+        let p = run(json!({}), &host(vec![a])).unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(8)));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let mut none = raid("md1", "raid5", &[Some(8)]);
+        none.members[0].counted = false;
+        let p = run(json!({}), &host(vec![none])).unwrap();
+        assert_eq!(threads(&p, "md1"), None);
+        assert!(
+            p.warnings[0].contains("no active members"),
+            "{:?}",
+            p.warnings
+        );
+    }
+
+    #[test]
+    fn auto_max_defaults_to_online_cpus_per_possible_numa_node() {
+        let mut inv = host(vec![raid("md0", "raid5", &[Some(64); 3])]);
+        inv.possible_nodes = Some(2);
+        assert_eq!(
+            threads(&run(json!({}), &inv).unwrap(), "md0"),
+            Some(Value::Int(16))
+        );
+        inv.possible_nodes = Some(64);
+        assert_eq!(
+            threads(&run(json!({}), &inv).unwrap(), "md0"),
+            Some(Value::Int(1)),
+            "32 CPUs over 64 nodes: still one worker per node"
+        );
+        let p = run(json!({"thread_policy": {"max": 24}}), &inv).unwrap();
+        assert_eq!(
+            threads(&p, "md0"),
+            Some(Value::Int(24)),
+            "an explicit max wins"
+        );
+    }
+
+    fn reshaping() -> Array {
+        let mut a = raid("md0", "raid5", &[Some(8); 4]);
+        a.reshape = Some("sync_action is reshape".into());
+        a.values.insert(Attr::StripeCacheSize, Value::Int(1024));
+        a
+    }
+
+    #[test]
+    fn a_reshape_holds_back_thread_count_skip_copy_and_a_lower_stripe_cache() {
+        let inv = host(vec![reshaping()]);
+        let p = run(
+            json!({"arrays": [{"name": "md0", "skip_copy": true, "stripe_cache_size": 512,
+                "sync_speed_max": 90000}]}),
+            &inv,
+        )
+        .unwrap();
+        for attr in [Attr::GroupThreadCnt, Attr::SkipCopy, Attr::StripeCacheSize] {
+            let c = change(&p, "md0", attr).unwrap();
+            assert_eq!(c.hold, Some(Hold::Reshape), "{attr}");
+            assert!(c.is_due() && !c.is_write());
+        }
+        assert!(change(&p, "md0", Attr::SyncSpeedMax).unwrap().is_write());
+        assert!(!p.is_compliant());
+        assert!(p.warnings[0].contains("reshaping"), "{:?}", p.warnings);
+        // Raising the cache helps a reshape: it goes through.
+        let p = run(
+            json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+            &inv,
+        )
+        .unwrap();
+        assert!(change(&p, "md0", Attr::StripeCacheSize).unwrap().is_write());
+    }
+
+    #[test]
+    fn an_external_array_without_mdmon_holds_back_its_stripe_cache() {
+        let mut a = raid("md126", "raid5", &[Some(8); 3]);
+        a.metadata_version = "external:/md127/0".into();
+        a.external = Some(crate::inventory::External {
+            container: "md127".into(),
+            mdmon: Err("no mdmon pid file /run/mdadm/md127.pid".into()),
+        });
+        let input = json!({"arrays": [{"name": "md126", "stripe_cache_size": 512,
+            "preread_bypass_threshold": 300}]});
+        let p = run(input.clone(), &host(vec![a.clone()])).unwrap();
+        let c = change(&p, "md126", Attr::StripeCacheSize).unwrap();
+        assert_eq!(c.hold, Some(Hold::NoMdmon));
+        let t = change(&p, "md126", Attr::PrereadBypassThreshold).unwrap();
+        assert_eq!(t.hold, Some(Hold::AfterStripeCache));
+        assert!(change(&p, "md126", Attr::GroupThreadCnt)
+            .unwrap()
+            .is_write());
+        assert!(
+            p.warnings.iter().any(|w| w.contains("md127")),
+            "{:?}",
+            p.warnings
+        );
+        a.external.as_mut().unwrap().mdmon = Ok(4242);
+        let p = run(input, &host(vec![a])).unwrap();
+        assert!(change(&p, "md126", Attr::StripeCacheSize)
+            .unwrap()
+            .is_write());
+    }
+
+    #[test]
+    fn an_unreadable_array_is_skipped_with_a_warning_even_by_exact_name() {
+        let mut a = raid("md0", "raid5", &[Some(8)]);
+        a.unreadable = Some("cannot read md/level: Device or resource busy (os error 16)".into());
+        let inv = host(vec![a, raid("md1", "raid5", &[Some(8)])]);
+        let p = run(
+            json!({"arrays": [{"name": "md0", "stripe_cache_size": 512}, {"name": "md1"}]}),
+            &inv,
+        )
+        .unwrap();
+        assert!(p.arrays[0].changes.is_empty());
+        assert_eq!(p.arrays[0].skipped.len(), 2);
+        assert!(
+            p.warnings[0].starts_with("md0: skipped"),
+            "{:?}",
+            p.warnings
+        );
+        assert_eq!(threads(&p, "md1"), Some(Value::Int(8)));
     }
 }

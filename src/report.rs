@@ -23,6 +23,15 @@ pub struct Setting {
     pub compliant: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// A due setting this run did not write, why, and the value a later run will write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<HeldBack>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HeldBack {
+    pub reason: String,
+    pub wanted: Value,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -185,6 +194,7 @@ pub fn build(
             changed,
             compliant: !due,
             source,
+            held_back: None,
         }
     };
 
@@ -200,8 +210,21 @@ pub fn build(
                 array: a.name.clone(),
                 attr: c.attr,
             };
-            settings.insert(c.attr.name(), setting(t, c.before, c.after, Some(c.source)));
-            summary.add(c.attr.name(), c.before, c.after);
+            let mut s = setting(t, c.before, c.after, Some(c.source));
+            // Held back: not written, so `after` is the value that stays in place.
+            let after = match c.hold {
+                Some(hold) => {
+                    (s.after, s.changed) = (c.before, false);
+                    s.held_back = Some(HeldBack {
+                        reason: hold.reason(a),
+                        wanted: c.after,
+                    });
+                    c.before
+                }
+                None => c.after,
+            };
+            settings.insert(c.attr.name(), s);
+            summary.add(c.attr.name(), c.before, after);
         }
         summary.finish(&a.name, &mut msgs, &mut diff);
         arrays.push(ArrayReport {
@@ -221,7 +244,7 @@ pub fn build(
     let mut system = BTreeMap::new();
     let mut summary = Summary::default();
     for l in &plan.limits {
-        let (b, a) = (Value::Int(l.before), Value::Int(l.after));
+        let (b, a) = (l.before, l.after);
         system.insert(l.limit.name(), setting(Target::Limit(l.limit), b, a, None));
         summary.add(l.limit.name(), b, a);
     }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The kernel's limit for `group_thread_cnt` (raid5.c rejects anything above it).
-pub const MAX_THREADS: u64 = 8192;
+pub const MAX_THREADS: u64 = crate::kernel::GROUP_THREAD_CNT_MAX;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SpecError {
@@ -78,7 +78,8 @@ pub enum Combine {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AutoParams {
     pub min: Option<u64>,
-    /// Defaults to the number of online CPUs; never above [`MAX_THREADS`].
+    /// Defaults to the online CPUs divided by the possible NUMA nodes; never above
+    /// [`MAX_THREADS`].
     pub max: Option<u64>,
     pub combine: Combine,
 }
@@ -466,7 +467,7 @@ fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
                         invalid(&k, v, "an integer 1..2147483647 (KiB/s) or \"system\"")
                     })?,
                 )),
-                Kind::Int => unreachable!("every integer attribute is matched above"),
+                Kind::Int | Kind::CInt => unreachable!("every integer attribute is matched above"),
             },
         };
         settings.insert(attr, want);

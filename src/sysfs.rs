@@ -56,6 +56,22 @@ impl Root {
         self.sys.join("devices/system/cpu/online")
     }
 
+    /// `sys/devices/system/node/possible`: the NUMA nodes the kernel sizes its groups for.
+    pub fn nodes_possible(&self) -> PathBuf {
+        self.sys.join("devices/system/node/possible")
+    }
+
+    /// `run/mdadm/<container>.pid`: the pid file of the mdmon that manages an external-metadata
+    /// container (mdadm's `MDMON_DIR`). `container` is a kernel name (no `/`).
+    pub fn mdmon_pid(&self, container: &str) -> PathBuf {
+        self.base.join("run/mdadm").join(format!("{container}.pid"))
+    }
+
+    /// `proc/<pid>/comm`: the command name of a running process.
+    pub fn proc_comm(&self, pid: u32) -> PathBuf {
+        self.base.join("proc").join(pid.to_string()).join("comm")
+    }
+
     /// `dev/md`: udev's `NAME -> ../mdX` links.
     pub fn dev_md(&self) -> PathBuf {
         self.base.join("dev/md")
@@ -172,7 +188,10 @@ pub enum Family {
 /// How an attribute's value is printed and parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// An unsigned number (`%d` of a value the kernel keeps non-negative).
     Int,
+    /// A C int that can read negative: `/proc/sys/dev/raid/speed_limit_*`.
+    CInt,
     Bool,
     /// `sync_speed_*`: a number with a `(system)` or `(local)` suffix.
     SyncSpeed,
@@ -249,16 +268,25 @@ impl fmt::Display for Attr {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
     Int(u64),
+    /// A C int the kernel printed negative (`sync_speed_*`, `speed_limit_*`; see
+    /// [`crate::kernel::sync_speed_store`]). Always below zero: zero and up are [`Value::Int`].
+    Negative(i64),
     Bool(bool),
     /// `sync_speed_*` following the system-wide limit (the kernel prints `N (system)`).
     System,
 }
 
 impl Value {
+    /// A signed number as a value: [`Value::Negative`] below zero, [`Value::Int`] otherwise.
+    pub fn signed(n: i64) -> Value {
+        u64::try_from(n).map_or(Value::Negative(n), Value::Int)
+    }
+
     /// The text written to the kernel.
     pub fn to_kernel(self) -> String {
         match self {
             Value::Int(n) => n.to_string(),
+            Value::Negative(n) => n.to_string(),
             Value::Bool(b) => u8::from(b).to_string(),
             Value::System => "system".to_string(),
         }
@@ -269,6 +297,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Int(n) => write!(f, "{n}"),
+            Value::Negative(n) => write!(f, "{n}"),
             Value::Bool(b) => write!(f, "{b}"),
             Value::System => f.write_str("system"),
         }
@@ -279,6 +308,7 @@ impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Value::Int(n) => s.serialize_u64(*n),
+            Value::Negative(n) => s.serialize_i64(*n),
             Value::Bool(b) => s.serialize_bool(*b),
             Value::System => s.serialize_str("system"),
         }
@@ -291,6 +321,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
     let text = text.trim();
     match kind {
         Kind::Int => text.parse().ok().map(Value::Int),
+        Kind::CInt => c_int(text),
         // skip_copy and sync_force_parallel print 0 or 1; any other unsigned means "on".
         Kind::Bool => text.parse::<u64>().ok().map(|n| Value::Bool(n != 0)),
         // sync_speed_* prints "200000 (system)" or "50000 (local)". A bare number (as a test
@@ -302,13 +333,35 @@ pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
                 Some((n, s)) => (n, s.trim()),
                 None => (text, "(local)"),
             };
-            let n: u64 = number.parse().ok()?;
+            let n = c_int(number)?;
             match suffix {
                 "(system)" => Some(Value::System),
-                "(local)" => Some(Value::Int(n)),
+                "(local)" => Some(n),
                 _ => None,
             }
         }
+    }
+}
+
+/// A number the kernel printed with `%d` from an int: negative values are kept, and an
+/// unsigned number in 2^31..2^32 (what a test root holds after mdtune wrote a negative
+/// `sync_speed_*` back, see [`crate::kernel::sync_speed_store`]) reads as the kernel shows it.
+fn c_int(text: &str) -> Option<Value> {
+    if let Ok(n) = text.parse::<u64>() {
+        if (1 << 31..1 << 32).contains(&n) {
+            return Some(Value::signed(i64::from(n as u32 as i32)));
+        }
+        return Some(Value::Int(n));
+    }
+    text.parse::<i64>().ok().map(Value::signed)
+}
+
+/// The text to write for `value` as an attribute of `kind`: what [`Value::to_kernel`] gives,
+/// except that a negative `sync_speed_*` is written as the unsigned number the kernel stores.
+pub fn kernel_text(kind: Kind, value: Value) -> String {
+    match (kind, value) {
+        (Kind::SyncSpeed, Value::Negative(n)) => crate::kernel::sync_speed_store(n).to_string(),
+        _ => value.to_kernel(),
     }
 }
 
@@ -401,6 +454,30 @@ mod tests {
         assert_eq!(p("50000 (other)"), None);
         assert_eq!(p(""), None);
         assert_eq!(p("abc (local)"), None);
+    }
+
+    #[test]
+    fn c_ints_read_negative_as_the_kernel_prints_them() {
+        let p = |k, t| parse_value(k, t);
+        assert_eq!(
+            p(Kind::SyncSpeed, "-1 (local)\n"),
+            Some(Value::Negative(-1))
+        );
+        assert_eq!(p(Kind::SyncSpeed, "-1 (system)\n"), Some(Value::System));
+        assert_eq!(p(Kind::SyncSpeed, "4294967295"), Some(Value::Negative(-1)));
+        assert_eq!(p(Kind::CInt, "-1\n"), Some(Value::Negative(-1)));
+        assert_eq!(p(Kind::CInt, "200000\n"), Some(Value::Int(200000)));
+        assert_eq!(p(Kind::CInt, ""), None);
+        assert_eq!(
+            kernel_text(Kind::SyncSpeed, Value::Negative(-1)),
+            "4294967295"
+        );
+        assert_eq!(kernel_text(Kind::CInt, Value::Negative(-1)), "-1");
+        let back = parse_value(
+            Kind::SyncSpeed,
+            &kernel_text(Kind::SyncSpeed, Value::Negative(-7)),
+        );
+        assert_eq!(back, Some(Value::Negative(-7)));
     }
 
     #[test]

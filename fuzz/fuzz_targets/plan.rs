@@ -76,7 +76,7 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
         if let (Some(c), Some(Value::Int(cache))) = (
             ap.changes
                 .iter()
-                .find(|c| c.attr == Attr::PrereadBypassThreshold && c.is_due()),
+                .find(|c| c.attr == Attr::PrereadBypassThreshold && c.is_write()),
             cache,
         ) {
             if let (Value::Int(v), Source::Entry(_)) = (c.after, c.source) {
@@ -86,7 +86,10 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
     }
     assert_eq!(plan.limits.len(), spec.speed_limits.len());
     for l in &plan.limits {
-        assert_eq!(Some(&l.after), spec.speed_limits.get(&l.limit));
+        assert_eq!(
+            Some(l.after),
+            spec.speed_limits.get(&l.limit).copied().map(Value::Int)
+        );
         assert_eq!(Some(&l.before), inv.speed_limits.get(&l.limit));
     }
 
@@ -95,12 +98,15 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
         .arrays
         .iter()
         .flat_map(|a| &a.changes)
-        .filter(|c| c.is_due())
+        .filter(|c| c.is_write())
         .count()
         + plan.limits.iter().filter(|l| l.before != l.after).count();
+    // Held-back changes (a reshape, no mdmon) are due but never written.
     assert_eq!(writes.len(), due);
     assert!(writes.iter().all(|w| w.before != w.after));
-    assert_eq!(writes.is_empty(), plan.is_compliant());
+    if plan.is_compliant() {
+        assert!(writes.is_empty());
+    }
     for w in &writes {
         if let Target::Md { array, .. } = &w.target {
             assert!(plan.arrays.iter().any(|a| a.name == *array));
@@ -111,7 +117,7 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
     assert!(!r.failed);
     assert_eq!(r.compliant, plan.is_compliant());
     let real_run = spec.state != State::Query && !spec.check_mode;
-    let would_change = !real_run && spec.state != State::Query && !plan.is_compliant();
+    let would_change = !real_run && spec.state != State::Query && due > 0;
     assert_eq!(
         r.changed, would_change,
         "changed in a run that wrote nothing"

@@ -9,7 +9,7 @@ use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use mdtune::sysfs::{parse_cpu_list, parse_progress, parse_value, Kind, Value};
 
-const KINDS: [Kind; 3] = [Kind::Int, Kind::Bool, Kind::SyncSpeed];
+const KINDS: [Kind; 4] = [Kind::Int, Kind::CInt, Kind::Bool, Kind::SyncSpeed];
 
 fn check(text: &str) {
     for kind in KINDS {
@@ -24,15 +24,28 @@ fn check(text: &str) {
             (kind, v),
             (Kind::Int, Value::Int(_))
                 | (Kind::Bool, Value::Bool(_))
-                | (Kind::SyncSpeed, Value::Int(_) | Value::System)
+                | (Kind::CInt, Value::Int(_) | Value::Negative(_))
+                | (
+                    Kind::SyncSpeed,
+                    Value::Int(_) | Value::Negative(_) | Value::System
+                )
         );
+        if let Value::Negative(n) = v {
+            assert!(n < 0, "{kind:?} {text:?} parsed as {v:?}");
+        }
         assert!(right_kind, "{kind:?} {text:?} parsed as {v:?}");
         let written = format!("{}\n", v.to_kernel());
         assert_eq!(parse_value(kind, &written), Some(v), "{kind:?} {text:?}");
     }
     if let Ok(n) = text.trim().parse::<u64>() {
         let p = |t: String| parse_value(Kind::SyncSpeed, &t);
-        assert_eq!(p(format!("{n} (local)\n")), Some(Value::Int(n)));
+        // A C int: 2^31..2^32 is how the kernel stores what it prints negative.
+        let local = if (1u64 << 31..1u64 << 32).contains(&n) {
+            Value::Negative(i64::from(n as u32 as i32))
+        } else {
+            Value::Int(n)
+        };
+        assert_eq!(p(format!("{n} (local)\n")), Some(local));
         assert_eq!(p(format!("{n} (system)\n")), Some(Value::System));
     }
     if let Some([done, total]) = parse_progress(text) {

@@ -247,6 +247,8 @@ fn kernel_value(u: &mut Unstructured, kind: Kind) -> Result<Value> {
     };
     Ok(match kind {
         Kind::Int => Value::Int(int(u)?),
+        Kind::CInt if u.arbitrary()? => Value::Negative(-1),
+        Kind::CInt => Value::Int(int(u)?),
         Kind::Bool => Value::Bool(u.arbitrary()?),
         Kind::SyncSpeed if u.arbitrary()? => Value::System,
         Kind::SyncSpeed => Value::Int(int(u)?),
@@ -265,6 +267,9 @@ fn member(u: &mut Unstructured, i: usize) -> Result<Member> {
         hw_queues,
         paths: Vec::new(),
         problem: hw_queues.is_none().then(|| "no mq/".to_string()),
+        // Spares, faulty members and journals are reported but not counted.
+        counted: u.ratio(7, 8)?,
+        ..Member::default()
     })
 }
 
@@ -317,11 +322,18 @@ pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
             members,
             sync,
             values,
+            reshape: u.ratio(1, 8)?.then(|| "sync_action is reshape".to_string()),
+            ..Array::default()
         });
     }
     for limit in SpeedLimit::ALL {
         if u.ratio(3, 4)? {
-            inv.speed_limits.insert(limit, *u.choose(KERNEL_INTS)?);
+            let v = if u.ratio(1, 8)? {
+                Value::Negative(-1)
+            } else {
+                Value::Int(*u.choose(KERNEL_INTS)?)
+            };
+            inv.speed_limits.insert(limit, v);
         }
     }
     inv.online_cpus = if u.ratio(3, 4)? {

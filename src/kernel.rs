@@ -1,0 +1,81 @@
+//! The kernel facts mdtune's decisions rest on, in one table a newcomer can find: limits, what a
+//! write costs, and how many workers a `group_thread_cnt` value really starts. Each fact names
+//! the kernel function it comes from (drivers/md/md.c, drivers/md/raid5.c, block/); the same
+//! behaviour holds in every kernel from 5.10 to 7.x unless the comment says otherwise.
+//!
+//! This module only states facts. Deciding what to write from them is `plan`'s job; reading
+//! the values they apply to is `inventory`'s and `topology`'s.
+
+use crate::sysfs::Attr;
+
+/// The largest `group_thread_cnt` the kernel accepts (`raid5_store_group_thread_cnt`: EINVAL
+/// above 8192).
+pub const GROUP_THREAD_CNT_MAX: u64 = 8192;
+
+/// How many worker groups the kernel starts for one `group_thread_cnt` value: one group per
+/// *possible* NUMA node (`alloc_thread_groups`: `num_possible_nodes()` groups of `cnt` workers).
+/// So the sensible default ceiling for `auto` is the online CPUs divided by the possible nodes,
+/// at least 1: more per node oversubscribes the CPUs.
+pub fn threads_per_node(online_cpus: u64, possible_nodes: u64) -> u64 {
+    (online_cpus / possible_nodes.max(1)).max(1)
+}
+
+/// A rotational disk counts as this many queues whatever its `mq/` shows: SAS and virtio-scsi
+/// hosts with shared tags give every LUN the host's queue count (`blk_mq_alloc_tag_set` with
+/// `BLK_MQ_F_TAG_HCTX_SHARED` in mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which says
+/// nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
+pub const ROTATIONAL_QUEUES: u64 = 1;
+
+/// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
+/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`). A
+/// suspend waits for in-flight I/O, reshape I/O included, so these are held back during a reshape.
+pub const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCopy];
+
+/// The write that waits, uninterruptibly, for `mdmon` on external-metadata (IMSM/DDF) arrays
+/// (`raid5_set_cache_size` -> `md_allow_write`, which marks a clean array dirty and waits for
+/// user space, i.e. mdmon, to record it). Without a running mdmon it never returns.
+pub const WAITS_FOR_MDMON: Attr = Attr::StripeCacheSize;
+
+/// A reshape needs stripes: `check_stripe_cache` (raid5.c) refuses to go on when the cache holds
+/// fewer than 4 stripes per chunk (of the larger of the old and new chunk), so mdtune never lowers
+/// `stripe_cache_size` while an array reshapes. Returns that minimum for chunks in bytes.
+pub fn reshape_min_stripes(chunk_bytes: u64, new_chunk_bytes: u64) -> u64 {
+    // RAID5_STRIPE_SIZE is one 4 KiB page on x86_64 and arm64 with 4 KiB pages.
+    chunk_bytes.max(new_chunk_bytes) / 4096 * 4
+}
+
+/// `preread_bypass_threshold` may not exceed the stripe cache (`raid5_store_preread_threshold`:
+/// EINVAL above `min_nr_stripes`), so `stripe_cache_size` is written first, and restored first.
+pub const PREREAD_CAPPED_BY: Attr = Attr::StripeCacheSize;
+
+/// What an array that is being stopped answers to a read of any `md/` file
+/// (`md_attr_show`: EBUSY once `mddev_get` fails); the array is skipped, not the run.
+pub const EBUSY: i32 = 16;
+
+/// What the raid456 attributes answer once the personality is gone (`raid5_store_*` and
+/// `raid5_show_*` with no `conf`: ENODEV, or an empty read); the array is skipped too.
+pub const ENODEV: i32 = 19;
+
+/// `sync_speed_min`/`_max` and `/proc/sys/dev/raid/speed_limit_*` are C ints printed with `%d`
+/// (`sync_min_show`, `sync_max_show`, `proc_dointvec`), so they can read negative. The speed
+/// limits take a negative number back as it is; `sync_speed_*` store an unsigned int
+/// (`sync_min_store`: `kstrtouint`, EINVAL for "-1"), so a negative reading is written back as
+/// the unsigned number with the same 32 bits.
+pub fn sync_speed_store(shown: i64) -> u64 {
+    u64::from(shown as i32 as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workers_per_node_divide_the_cpus_and_never_reach_zero() {
+        assert_eq!(threads_per_node(32, 1), 32);
+        assert_eq!(threads_per_node(32, 2), 16);
+        assert_eq!(threads_per_node(2, 4), 1);
+        assert_eq!(threads_per_node(8, 0), 8);
+        assert_eq!(reshape_min_stripes(512 * 1024, 64 * 1024), 512);
+        assert_eq!(sync_speed_store(-1), 4_294_967_295);
+    }
+}

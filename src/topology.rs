@@ -1,0 +1,395 @@
+//! Where members become queues (contract section 5): the array's members as md lists them, the
+//! role md gives each (active, rebuilding, spare, faulty, journal), and the devices that carry
+//! each member's hardware queues, followed down the block stack.
+//!
+//! The rules, in the order they are tried on every device met on the way down:
+//! - a partition (it has a `partition` file) is replaced by its disk, its parent directory,
+//!   wherever it sits: an md member, under device-mapper, under a nested md array, or a
+//!   partition of an NVMe multipath head;
+//! - a device with entries in `slaves/` (device-mapper, a nested md array) is followed down
+//!   through all of them, even when it shows an `mq/` of its own (request-based dm-multipath's
+//!   `mq/0` says nothing about the hardware);
+//! - a disk with `mq/` counts its numbered `mq/*` directories, except that a rotational disk
+//!   counts as [`kernel::ROTATIONAL_QUEUES`];
+//! - an NVMe multipath head (no `mq/`) is followed to its path devices `nvmeXcYnZ`.
+//!
+//! A member reached through several devices counts as the smallest of them. Only active members
+//! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
+//!
+//! The output is a plain [`Member`] per member, which `plan` reads without touching a
+//! filesystem. Every read goes through the three helpers at the bottom ([`read_text`],
+//! [`list`], [`real`]), so the I/O can be swapped without touching the rules.
+
+use crate::kernel;
+use crate::sysfs::{self, Root};
+use serde::{Serialize, Serializer};
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// What md uses a member for, from `md/dev-<m>/state` and `md/dev-<m>/slot` (`state_show`,
+/// `slot_show` in md.c).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// In a slot and in sync: carries data.
+    #[default]
+    Active,
+    /// In a slot, not yet in sync (recovery onto it): carries data as it is rebuilt.
+    Rebuilding,
+    /// In a slot as the replacement of another member (`want_replacement`): receives its data.
+    Replacement,
+    /// No slot (`slot` is `none`): carries nothing until a member fails.
+    Spare,
+    /// Marked faulty: md no longer reads or writes it.
+    Faulty,
+    /// The raid456 write journal (`slot` is `journal`): holds no data stripes.
+    Journal,
+    /// No `md/dev-*` entry to tell (the member came from `slaves/`): counted, as before roles.
+    Unknown,
+}
+
+impl Role {
+    /// The role md shows for a member with this `state` (a comma list) and `slot`.
+    pub fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
+        let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
+        let has = |f: &str| flags.contains(&f);
+        let slot = slot.map(str::trim);
+        if has("faulty") {
+            return Role::Faulty;
+        }
+        if has("journal") || slot == Some("journal") {
+            return Role::Journal;
+        }
+        let numbered = slot.is_some_and(|s| s.parse::<u32>().is_ok());
+        match (numbered, slot) {
+            (true, _) if has("in_sync") => Role::Active,
+            (true, _) if has("replacement") => Role::Replacement,
+            (true, _) => Role::Rebuilding,
+            (false, Some(_)) => Role::Spare,
+            // No slot file (very old kernels): the state alone says it.
+            (false, None) if has("in_sync") => Role::Active,
+            (false, None) if has("spare") => Role::Spare,
+            (false, None) => Role::Unknown,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Active => "active",
+            Role::Rebuilding => "rebuilding",
+            Role::Replacement => "replacement",
+            Role::Spare => "spare",
+            Role::Faulty => "faulty",
+            Role::Journal => "journal",
+            Role::Unknown => "unknown",
+        }
+    }
+
+    /// Why a member in this role does not count, or `None` when it counts.
+    pub fn not_counted(self) -> Option<&'static str> {
+        match self {
+            Role::Active | Role::Rebuilding | Role::Replacement | Role::Unknown => None,
+            Role::Spare => Some("spare: carries no data until a member fails"),
+            Role::Faulty => Some("faulty: md no longer uses it"),
+            Role::Journal => Some("write journal: holds no data stripes"),
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// One device whose `mq/` was counted (a disk or an NVMe path) under a member.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Leaf {
+    pub name: String,
+    pub hw_queues: u64,
+    /// `queue/rotational` is 1: counted as one queue, whatever `mq/` shows.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rotational: bool,
+    /// The numbered `mq/*` directories seen (differs from `hw_queues` when rotational).
+    #[serde(skip)]
+    pub mq_dirs: u64,
+}
+
+/// An md member, its role and what it resolved to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Member {
+    /// The member as md names it (`nvme0n1p1`).
+    pub name: String,
+    /// The disk or stacked device behind it (`nvme0n1`, `dm-0`); the member itself when whole.
+    pub device: Option<String>,
+    /// The member's hardware queues (smallest path), or `None` when they cannot be found.
+    pub hw_queues: Option<u64>,
+    /// The devices whose `mq/` was counted, when they differ from `device` (multipath, dm, md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<Leaf>,
+    /// Why `hw_queues` is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    pub role: Role,
+    /// Whether its queues take part in `auto`.
+    pub counted: bool,
+    /// Why it is not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How its queues were counted when that is not plain `mq/` (a rotational disk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What a device resolved to: its leaves, or why they cannot be found.
+type Resolved = Result<Vec<Leaf>, String>;
+
+/// Stacks deeper than this are treated as a loop.
+const MAX_DEPTH: usize = 16;
+
+/// Follows members down the block stack, remembering each device so shared paths are read once.
+pub struct Topology<'a> {
+    root: &'a Root,
+    /// The names in `sys/block` (NVMe path devices are found among them).
+    block_names: &'a [String],
+    cache: HashMap<PathBuf, Resolved>,
+}
+
+impl<'a> Topology<'a> {
+    pub fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
+        Topology {
+            root,
+            block_names,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// Every member of the array whose device directory is `dir` and whose `md/` is `md`:
+    /// from `md/dev-*/block` with their roles, or from `slaves/` (role unknown) when md lists
+    /// none.
+    pub fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
+        let mut members = Vec::new();
+        for entry in list(md) {
+            let Some(name) = entry.strip_prefix("dev-") else {
+                continue;
+            };
+            let dev = md.join(&entry);
+            let role = Role::from_md(
+                read_text(&dev.join("state")).as_deref(),
+                read_text(&dev.join("slot")).as_deref(),
+            );
+            members.push(self.member(name, &dev.join("block"), role));
+        }
+        if members.is_empty() {
+            for name in list(&dir.join("slaves")) {
+                let link = dir.join("slaves").join(&name);
+                members.push(self.member(&name, &link, Role::Unknown));
+            }
+        }
+        members
+    }
+
+    fn member(&mut self, name: &str, link: &Path, role: Role) -> Member {
+        let mut m = Member {
+            name: name.to_string(),
+            role,
+            counted: role.not_counted().is_none(),
+            reason: role.not_counted().map(String::from),
+            ..Member::default()
+        };
+        let Some(dir) = real(self.root, link) else {
+            m.problem = Some(format!("{} does not resolve inside sys/", link.display()));
+            return m;
+        };
+        let disk = disk_of(&dir);
+        let device = file_name(&disk);
+        match self.resolve(&disk, 0) {
+            Ok(leaves) => {
+                m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
+                m.note = rotational_note(&leaves);
+                let direct = leaves.len() == 1 && leaves[0].name == device;
+                if !direct {
+                    m.paths = leaves;
+                }
+            }
+            Err(why) => m.problem = Some(why),
+        }
+        m.device = Some(device);
+        m
+    }
+
+    fn resolve(&mut self, dev: &Path, depth: usize) -> Resolved {
+        if let Some(r) = self.cache.get(dev) {
+            return r.clone();
+        }
+        let r = self.resolve_uncached(dev, depth);
+        self.cache.insert(dev.to_path_buf(), r.clone());
+        r
+    }
+
+    fn resolve_uncached(&mut self, dev: &Path, depth: usize) -> Resolved {
+        let name = file_name(dev);
+        if depth > MAX_DEPTH {
+            return Err(format!("{name}: device stack deeper than {MAX_DEPTH}"));
+        }
+        // A partition anywhere in the stack: its queues are its disk's.
+        let disk = disk_of(dev);
+        if disk != dev {
+            return self.resolve(&disk, depth + 1);
+        }
+        // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
+        let slaves = list(&dev.join("slaves"));
+        if !slaves.is_empty() {
+            let lower = slaves.iter().map(|s| dev.join("slaves").join(s));
+            return self.resolve_all(&name, lower, depth);
+        }
+        let mq = list(&dev.join("mq"));
+        if !mq.is_empty() {
+            let dirs = mq.iter().filter(|d| d.parse::<u32>().is_ok()).count() as u64;
+            let rotational = read_text(&dev.join("queue/rotational")).as_deref() == Some("1");
+            let hw_queues = if rotational {
+                kernel::ROTATIONAL_QUEUES
+            } else {
+                dirs
+            };
+            return Ok(vec![Leaf {
+                name,
+                hw_queues,
+                rotational,
+                mq_dirs: dirs,
+            }]);
+        }
+        // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
+        if let Some(head) = nvme_head(&name) {
+            let paths: Vec<PathBuf> = self
+                .block_names
+                .iter()
+                .filter(|p| nvme_path_of(p) == Some(head))
+                .map(|p| self.root.block(p))
+                .collect();
+            if !paths.is_empty() {
+                return self.resolve_all(&name, paths.into_iter(), depth);
+            }
+        }
+        Err(format!("{name} has no mq/, no slaves/ and no NVMe paths"))
+    }
+
+    /// Resolves every lower device; the result is all their leaves, or the first problem.
+    fn resolve_all(
+        &mut self,
+        name: &str,
+        lower: impl Iterator<Item = PathBuf>,
+        depth: usize,
+    ) -> Resolved {
+        let mut leaves = Vec::new();
+        for link in lower {
+            let Some(dir) = real(self.root, &link) else {
+                return Err(format!(
+                    "{name}: {} does not resolve inside sys/",
+                    link.display()
+                ));
+            };
+            leaves.extend(self.resolve(&dir, depth + 1)?);
+        }
+        Ok(leaves)
+    }
+}
+
+/// The disk a device directory belongs to: its parent when it is a partition, else itself.
+fn disk_of(dev: &Path) -> PathBuf {
+    match dev.parent() {
+        Some(parent) if dev.join("partition").is_file() => parent.to_path_buf(),
+        _ => dev.to_path_buf(),
+    }
+}
+
+/// Says which leaves were counted as one queue because they are rotational.
+fn rotational_note(leaves: &[Leaf]) -> Option<String> {
+    let spinning: Vec<String> = leaves
+        .iter()
+        .filter(|l| l.rotational)
+        .map(|l| format!("{} ({} mq/)", l.name, l.mq_dirs))
+        .collect();
+    (!spinning.is_empty()).then(|| {
+        format!(
+            "rotational (queue/rotational 1), counted as {} queue: {}",
+            kernel::ROTATIONAL_QUEUES,
+            spinning.join(", ")
+        )
+    })
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `nvme<S>n<N>` -> (S, N).
+fn nvme_head(name: &str) -> Option<(u32, u32)> {
+    let (s, n) = name.strip_prefix("nvme")?.split_once('n')?;
+    Some((s.parse().ok()?, n.parse().ok()?))
+}
+
+/// `nvme<S>c<C>n<N>` -> (S, N).
+fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
+    let (s, rest) = name.strip_prefix("nvme")?.split_once('c')?;
+    let (c, n) = rest.split_once('n')?;
+    c.parse::<u32>().ok()?;
+    Some((s.parse().ok()?, n.parse().ok()?))
+}
+
+// The filesystem, in three helpers: everything above reads through them.
+
+/// A small sysfs file's text, trimmed; `None` when it cannot be read.
+fn read_text(path: &Path) -> Option<String> {
+    sysfs::read(path).ok().map(|t| t.trim().to_string())
+}
+
+/// A directory's entry names, sorted; empty when it does not exist.
+fn list(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The real path of a link (or directory), only when it stays inside the root's `sys/`.
+fn real(root: &Root, link: &Path) -> Option<PathBuf> {
+    root.confine(link)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_follow_state_and_slot_as_md_prints_them() {
+        let r = |state, slot| Role::from_md(Some(state), Some(slot));
+        assert_eq!(r("in_sync", "0"), Role::Active);
+        assert_eq!(r("in_sync,write_mostly", "2"), Role::Active);
+        assert_eq!(r("spare", "3"), Role::Rebuilding, "recovery onto slot 3");
+        assert_eq!(r("spare", "none"), Role::Spare);
+        assert_eq!(r("faulty", "none"), Role::Faulty);
+        assert_eq!(r("faulty,write_error", "1"), Role::Faulty);
+        assert_eq!(r("journal", "journal"), Role::Journal);
+        assert_eq!(r("spare,replacement", "1"), Role::Replacement);
+        assert_eq!(Role::from_md(None, None), Role::Unknown);
+        assert!(Role::Rebuilding.not_counted().is_none());
+        assert!(Role::Spare.not_counted().is_some());
+    }
+
+    #[test]
+    fn nvme_names_split_into_subsystem_and_namespace() {
+        assert_eq!(nvme_head("nvme0n1"), Some((0, 1)));
+        assert_eq!(nvme_head("nvme0c1n1"), None);
+        assert_eq!(nvme_head("nvme0n1p1"), None);
+        assert_eq!(nvme_path_of("nvme3c12n2"), Some((3, 2)));
+        assert_eq!(nvme_path_of("nvme3n2"), None);
+    }
+}
