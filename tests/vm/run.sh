@@ -27,6 +27,8 @@ cache=${MDTUNE_VM_CACHE:-$repo/.cache/vm}
 work=${MDTUNE_VM_WORK:-$repo/target/vm}
 boot_timeout=${MDTUNE_VM_TIMEOUT:-300}
 strace_series=${MDTUNE_VM_STRACE:-bookworm}
+# Every disk image: small, since under TCG resync, reshape and parity cost CPU by the megabyte.
+disk_mib=32
 
 missing() {
   echo "tests/vm: MISSING: $1" >&2
@@ -78,10 +80,10 @@ rm -rf "$work" && mkdir -p "$work"
 
 # mbr IMAGE N: N Linux-raid (0xfd) partitions of equal size from 1 MiB to the end.
 mbr() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$disk_mib" <<'PY'
 import struct, sys
 path, n = sys.argv[1], int(sys.argv[2])
-sectors = 64 * 1024 * 1024 // 512
+sectors = int(sys.argv[3]) * 1024 * 1024 // 512
 size = (sectors - 2048) // n // 2048 * 2048
 def entry(start, count):
     return struct.pack("<B3sB3sII", 0, b"\0\0\0", 0xFD, b"\0\0\0", start, count)
@@ -128,7 +130,7 @@ boot() {
     img=$dir/$serial.img
     # The second boot keeps the members of md0-md2 and /etc; everything else is fresh.
     if [ "$phase" = first ] || ! case $serial in MDT[0-7] | ETC0) true ;; *) false ;; esac; then
-      rm -f "$img" && truncate -s 64M "$img"
+      rm -f "$img" && truncate -s "${disk_mib}M" "$img"
       [ "$p" -eq 0 ] || mbr "$img" "$p"
       [ "$serial" != ETC0 ] || mkfs.ext4 -q -F -L mdtune-etc "$img"
     fi
@@ -141,7 +143,7 @@ boot() {
     for spec in $scsi; do
       IFS=: read -r id rate p <<<"$spec"
       img=$dir/scsi$id.img
-      rm -f "$img" && truncate -s 64M "$img"
+      rm -f "$img" && truncate -s "${disk_mib}M" "$img"
       [ "$p" -eq 0 ] || mbr "$img" "$p"
       parts=$((parts + p)) s=$((s + 1))
       args+=(-drive "if=none,id=scsi$id,file=$img,format=raw,cache=unsafe"

@@ -62,6 +62,7 @@ mdt() {
 mdt_bounded() {
   tag=$1; secs=$2; json=$3; unblock=$4
   echo "guest: mdtune run $tag (bounded to $secs s)"
+  at "$tag"
   out "@@INPUT $tag $json"
   echo "$json" >/tmp/in
   mdtune </tmp/in >/tmp/out 2>/tmp/err &

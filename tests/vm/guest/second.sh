@@ -2,8 +2,10 @@
 # The VM suite's second boot (nvme_core.multipath=Y, two NUMA nodes), run by /init after a real
 # reboot: the md members of md0-md2 and the persistent /etc (mdadm.conf, the persisted state and
 # rule, /usr/local/sbin/mdtune) are the first boot's. Records: lib.sh.
-#   r2   systemd-udevd starts and the devices are triggered as on a host's boot (coldplug); mdadm's
-#        rules assemble md0-md2 and the persisted rule tunes them before anything here looks.
+#   r2   md0 is assembled first, with no udevd, as the initramfs assembles a root array before the
+#        real root (and /etc) is mounted; then systemd-udevd starts and the devices are triggered
+#        with "add" as the real root's systemd-udev-trigger.service does (coldplug): mdadm's rules
+#        assemble md1 and md2 and the persisted rule tunes them, and md0, before anything here looks.
 #   y1   auto on NVMe multipath heads (whole and partitions): the queues are on hidden path devices;
 #        the default max is online CPUs / possible NUMA nodes.
 #   y11  dm-linear on partitions of multipath heads, and raid5 over raid1 arrays of such partitions.
@@ -11,6 +13,7 @@
 # shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091
 . /guest/lib.sh
 at script-start
+step r2-initramfs-md0 mdadm --assemble /dev/md0
 # A host's boot triggers every device; only block devices matter to md, and under TCG the rest
 # (PCI, memory blocks, CPUs, ...) would cost seconds.
 start_udevd
@@ -45,7 +48,7 @@ step create-md13 mdadm --create /dev/md13 --run --level=1 --raid-devices=2 --ass
 step create-md4 mdadm --create /dev/md4 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 /dev/md11 /dev/md12 /dev/md13
 mdt y11 '{"arrays":[{"name":"md3"},{"name":"md4"}],"thread_policy":{"mode":"auto","max":64}}'
 for md in md3 md4; do val y11.after $md group_thread_cnt; done
-block udevd </tmp/udevd.log
+grep -iE 'mdtune|fail|error' /tmp/udevd.log | block udevd
 out "@@FACT final.mdstat $(tr '\n' ' ' </proc/mdstat)"
 mdadm --stop --scan >/dev/null 2>&1
 at script-end
