@@ -32,9 +32,11 @@ impl Hold {
     pub fn reason(self, array: &Array) -> String {
         match self {
             Hold::Reshape => format!(
-                "{} is reshaping ({}): held back until the reshape ends",
+                "{} is reshaping ({}): held back until the reshape ends (writes that suspend the \
+                 array wait, and a reshape needs {} stripes per chunk in the cache)",
                 array.name,
-                array.reshape.as_deref().unwrap_or("reshape")
+                array.reshape.as_deref().unwrap_or("reshape"),
+                kernel::RESHAPE_STRIPES_PER_CHUNK
             ),
             Hold::NoMdmon => {
                 let (container, why) = match &array.external {
@@ -58,7 +60,7 @@ impl Hold {
 }
 
 /// Marks the due changes of `ap` that must wait, and warns once per array.
-pub fn hold_back(array: &Array, ap: &mut ArrayPlan, warnings: &mut Vec<String>) {
+pub(crate) fn hold_back(array: &Array, ap: &mut ArrayPlan, warnings: &mut Vec<String>) {
     for c in ap.changes.iter_mut().filter(|c| c.is_due()) {
         c.hold = why(array, c);
     }

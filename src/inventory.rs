@@ -10,7 +10,7 @@
 
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
-use crate::topology::Topology;
+use crate::topology::{list, Topology};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -29,6 +29,8 @@ pub enum InventoryError {
         attr: String,
         text: String,
     },
+    #[error("{array}: md/{attr} read empty (as it does while the array is being stopped)")]
+    Empty { array: String, attr: String },
     #[error("{path}: {text:?} is not a number")]
     Number { path: String, text: String },
 }
@@ -39,7 +41,7 @@ impl InventoryError {
     /// being stopped.
     fn skips_array(&self) -> bool {
         match self {
-            InventoryError::Parse { .. } => true,
+            InventoryError::Parse { .. } | InventoryError::Empty { .. } => true,
             InventoryError::Read { source, .. } => {
                 matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
             }
@@ -178,19 +180,6 @@ fn read_opt(path: &Path) -> Result<Option<String>, InventoryError> {
     }
 }
 
-/// Lists a directory's entry names, sorted; empty when it does not exist.
-fn list(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
 /// Maps link targets' file names to the link names in `dir` (udev's `dev/md`, `dev/disk/by-id`).
 fn links_by_target(dir: &Path, prefix: &str) -> HashMap<String, Vec<String>> {
     let mut map: HashMap<String, Vec<String>> = HashMap::new();
@@ -303,10 +292,16 @@ fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
         let Some(t) = read_opt(&md.join(attr.name()))? else {
             continue;
         };
-        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| InventoryError::Parse {
-            array: a.name.clone(),
-            attr: attr.name().to_string(),
-            text: t.trim().to_string(),
+        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
+            let (array, attr) = (a.name.clone(), attr.name().to_string());
+            match t.trim() {
+                "" => InventoryError::Empty { array, attr },
+                text => InventoryError::Parse {
+                    array,
+                    attr,
+                    text: text.to_string(),
+                },
+            }
         })?;
         a.values.insert(attr, v);
     }
@@ -387,6 +382,26 @@ mod tests {
         assert_eq!(container_of("external:imsm"), None);
         assert_eq!(container_of("1.2"), None);
         assert_eq!(container_of("external:/../0"), None);
+    }
+
+    #[test]
+    fn busy_or_vanished_arrays_and_unprintable_values_skip_the_array_not_the_run() {
+        let read = |errno| InventoryError::Read {
+            path: "md0/md/level".into(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        assert!(read(kernel::EBUSY).skips_array());
+        assert!(read(kernel::ENODEV).skips_array());
+        assert!(
+            !read(13).skips_array(),
+            "EACCES: the run cannot see the host"
+        );
+        let parse = InventoryError::Parse {
+            array: "md0".into(),
+            attr: "stripe_cache_size".into(),
+            text: String::new(),
+        };
+        assert!(parse.skips_array());
     }
 
     #[test]

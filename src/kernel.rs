@@ -20,10 +20,10 @@ pub fn threads_per_node(online_cpus: u64, possible_nodes: u64) -> u64 {
     (online_cpus / possible_nodes.max(1)).max(1)
 }
 
-/// A rotational disk counts as this many queues whatever its `mq/` shows: SAS and virtio-scsi
-/// hosts with shared tags give every LUN the host's queue count (`blk_mq_alloc_tag_set` with
-/// `BLK_MQ_F_TAG_HCTX_SHARED` in mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which says
-/// nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
+/// A rotational disk counts as this many queues whatever its `mq/` shows: every LUN of a SCSI
+/// host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
+/// `Scsi_Host`, shared by all its LUNs on mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which
+/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
 pub const ROTATIONAL_QUEUES: u64 = 1;
 
 /// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
@@ -36,13 +36,10 @@ pub const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCopy];
 /// user space, i.e. mdmon, to record it). Without a running mdmon it never returns.
 pub const WAITS_FOR_MDMON: Attr = Attr::StripeCacheSize;
 
-/// A reshape needs stripes: `check_stripe_cache` (raid5.c) refuses to go on when the cache holds
-/// fewer than 4 stripes per chunk (of the larger of the old and new chunk), so mdtune never lowers
-/// `stripe_cache_size` while an array reshapes. Returns that minimum for chunks in bytes.
-pub fn reshape_min_stripes(chunk_bytes: u64, new_chunk_bytes: u64) -> u64 {
-    // RAID5_STRIPE_SIZE is one 4 KiB page on x86_64 and arm64 with 4 KiB pages.
-    chunk_bytes.max(new_chunk_bytes) / 4096 * 4
-}
+/// A reshape needs stripes: `check_stripe_cache` (raid5.c) refuses to go on with fewer than this
+/// many stripes per chunk (of the larger of the old and new chunk) in the cache, so mdtune never
+/// lowers `stripe_cache_size` while an array reshapes.
+pub const RESHAPE_STRIPES_PER_CHUNK: u64 = 4;
 
 /// `preread_bypass_threshold` may not exceed the stripe cache (`raid5_store_preread_threshold`:
 /// EINVAL above `min_nr_stripes`), so `stripe_cache_size` is written first, and restored first.
@@ -75,7 +72,6 @@ mod tests {
         assert_eq!(threads_per_node(32, 2), 16);
         assert_eq!(threads_per_node(2, 4), 1);
         assert_eq!(threads_per_node(8, 0), 8);
-        assert_eq!(reshape_min_stripes(512 * 1024, 64 * 1024), 512);
         assert_eq!(sync_speed_store(-1), 4_294_967_295);
     }
 }

@@ -5,11 +5,14 @@
 //! [`plan`] (pure: every setting's before, after and reason) → [`apply`] (writes, read-back,
 //! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
 //! [`persist`] keeps the desired state across reboots and restores saved originals; [`run`] is
-//! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`].
-//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`kernel`] is
-//! the one table of kernel facts the decisions rest on.
+//! the glue that [`main`](../mdtune/index.html) calls. Every path is built by [`sysfs`]; the
+//! values it reads and writes are parsed by [`values`].
+//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`auto`]
+//! derives `group_thread_cnt` from them; [`hold`] says what waits for a reshape or for mdmon;
+//! [`kernel`] is the one table of kernel facts these decisions rest on.
 
 pub mod apply;
+pub mod auto;
 pub mod hold;
 pub mod inventory;
 pub mod kernel;
@@ -20,3 +23,4 @@ pub mod run;
 pub mod spec;
 pub mod sysfs;
 pub mod topology;
+pub mod values;

@@ -10,10 +10,10 @@
 //! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
 //! mdmon) is planned but held back: see [`crate::hold`].
 
+pub use crate::auto::{auto_threads, Cpus};
 use crate::hold::{self, Hold};
-use crate::inventory::{Array, Inventory, Member};
-use crate::kernel;
-use crate::spec::{AutoParams, Combine, Entry, NameSelector, Spec, Want, MAX_THREADS};
+use crate::inventory::{Array, Inventory};
+use crate::spec::{AutoParams, Entry, NameSelector, Spec, Want};
 use crate::sysfs::{Attr, SpeedLimit, Value};
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -158,6 +158,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// True if and only if some due change waits (a reshape, no mdmon): a revert must then keep
+    /// the saved originals for the next revert.
+    pub fn holds_back(&self) -> bool {
+        self.arrays
+            .iter()
+            .flat_map(|a| &a.changes)
+            .any(|c| c.hold.is_some())
+    }
+
     pub fn is_compliant(&self) -> bool {
         self.arrays.iter().all(ArrayPlan::is_compliant)
             && self.limits.iter().all(|l| l.before == l.after)
@@ -274,14 +283,6 @@ fn select(
     Ok(matched)
 }
 
-/// The CPUs the `auto` default ceiling is computed from.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Cpus {
-    pub online: Option<u64>,
-    /// Possible NUMA nodes; `None` is one node.
-    pub nodes: Option<u64>,
-}
-
 fn plan_array(
     index: usize,
     array: &Array,
@@ -370,63 +371,11 @@ fn plan_array(
     Ok(ap)
 }
 
-/// The `auto` thread count for an array: `(combined queues, threads)`, or why it cannot be known.
-///
-/// Only counted (active) members take part. One queue or fewer gives 0 (a single-queue device
-/// gains nothing from more threads); otherwise the combined count clamped to `min..max`, where
-/// `max` defaults to the online CPUs divided by the possible NUMA nodes (the kernel starts that
-/// many workers on every node, [`kernel::threads_per_node`]), and never above the kernel's 8192.
-pub fn auto_threads(
-    members: &[Member],
-    params: &AutoParams,
-    cpus: Cpus,
-) -> Result<(u64, u64), String> {
-    if members.is_empty() {
-        return Err("the array has no members to count hardware queues on".into());
-    }
-    let counted: Vec<&Member> = members.iter().filter(|m| m.counted).collect();
-    if counted.is_empty() {
-        return Err("the array has no active members to count hardware queues on".into());
-    }
-    let mut counts = Vec::with_capacity(counted.len());
-    for m in counted {
-        match m.hw_queues {
-            Some(q) => counts.push(q),
-            None => {
-                return Err(format!(
-                    "hardware queues unknown for member {}: {}",
-                    m.name,
-                    m.problem.as_deref().unwrap_or("not found")
-                ))
-            }
-        }
-    }
-    let queues = match params.combine {
-        Combine::Min => counts.iter().min(),
-        Combine::Max => counts.iter().max(),
-    }
-    .copied()
-    .unwrap_or(0);
-    if queues <= 1 {
-        return Ok((queues, 0));
-    }
-    let mut threads = queues;
-    let per_node = cpus
-        .online
-        .map(|n| kernel::threads_per_node(n, cpus.nodes.unwrap_or(1)));
-    if let Some(max) = params.max.or(per_node) {
-        threads = threads.min(max);
-    }
-    if let Some(min) = params.min {
-        threads = threads.max(min);
-    }
-    Ok((queues, threads.min(MAX_THREADS)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{Role, Sync};
+    use crate::inventory::{Member, Role, Sync};
+    use crate::spec::Combine;
     use serde_json::json;
 
     fn member(name: &str, q: Option<u64>) -> Member {

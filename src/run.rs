@@ -187,8 +187,17 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         Outcome::default()
     };
     let mut persisted = Persist::default();
+    // A setting held back (a reshape, no mdmon) is not restored yet: keep every saved original
+    // so that the next revert can restore it.
+    let held = plan.holds_back();
+    if held {
+        plan.warnings.push(
+            "saved originals kept: run state: reverted again once the held-back settings can be written"
+                .into(),
+        );
+    }
     if outcome.failure.is_none() {
-        let mut paths = originals.paths();
+        let mut paths = if held { Vec::new() } else { originals.paths() };
         paths.extend(persist::persisted_paths(root).map_err(stop(Exit::Failed))?);
         paths.retain(|p| p.symlink_metadata().is_ok());
         if real {

@@ -17,8 +17,8 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
 //!
 //! The output is a plain [`Member`] per member, which `plan` reads without touching a
-//! filesystem. Every read goes through the three helpers at the bottom ([`read_text`],
-//! [`list`], [`real`]), so the I/O can be swapped without touching the rules.
+//! filesystem. Every read goes through the three helpers at the bottom (`read_text`, `list`,
+//! `real`), so the I/O can be swapped without touching the rules.
 
 use crate::kernel;
 use crate::sysfs::{self, Root};
@@ -148,7 +148,7 @@ type Resolved = Result<Vec<Leaf>, String>;
 const MAX_DEPTH: usize = 16;
 
 /// Follows members down the block stack, remembering each device so shared paths are read once.
-pub struct Topology<'a> {
+pub(crate) struct Topology<'a> {
     root: &'a Root,
     /// The names in `sys/block` (NVMe path devices are found among them).
     block_names: &'a [String],
@@ -156,7 +156,7 @@ pub struct Topology<'a> {
 }
 
 impl<'a> Topology<'a> {
-    pub fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
+    pub(crate) fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
         Topology {
             root,
             block_names,
@@ -167,7 +167,7 @@ impl<'a> Topology<'a> {
     /// Every member of the array whose device directory is `dir` and whose `md/` is `md`:
     /// from `md/dev-*/block` with their roles, or from `slaves/` (role unknown) when md lists
     /// none.
-    pub fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
+    pub(crate) fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
         let mut members = Vec::new();
         for entry in list(md) {
             let Some(name) = entry.strip_prefix("dev-") else {
@@ -298,7 +298,7 @@ impl<'a> Topology<'a> {
 /// The disk a device directory belongs to: its parent when it is a partition, else itself.
 fn disk_of(dev: &Path) -> PathBuf {
     match dev.parent() {
-        Some(parent) if dev.join("partition").is_file() => parent.to_path_buf(),
+        Some(parent) if read_text(&dev.join("partition")).is_some() => parent.to_path_buf(),
         _ => dev.to_path_buf(),
     }
 }
@@ -347,7 +347,7 @@ fn read_text(path: &Path) -> Option<String> {
 }
 
 /// A directory's entry names, sorted; empty when it does not exist.
-fn list(dir: &Path) -> Vec<String> {
+pub(crate) fn list(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)

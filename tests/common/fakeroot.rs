@@ -6,10 +6,15 @@
 //! `partition` file; `slaves/` and `holders/` hold relative links both ways; blk-mq disks have
 //! `mq/<N>/{cpu_list,nr_tags,nr_reserved_tags}`; NVMe native multipath has a head without `mq/`
 //! under `devices/virtual/nvme-subsystem/` and hidden path devices `nvmeXcYnZ` that do have it;
-//! request-based dm-multipath shows a meaningless `mq/0` and its paths in `slaves/`. md arrays get
-//! the files the kernel shows for their level (raid456 files only for raid4/5/6, redundancy files
-//! only for redundant levels, neither for inactive arrays and containers), `md/dev-*/block` links,
-//! `md/rdN` links, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
+//! request-based dm-multipath shows a meaningless `mq/0` and its paths in `slaves/`; every whole
+//! device has `queue/rotational` (1 for a hard disk behind a shared-tag SAS HBA, which still shows
+//! the host's queue count in `mq/`). md arrays get the files the kernel shows for their level
+//! (raid456 files only for raid4/5/6, redundancy files only for redundant levels, neither for
+//! inactive arrays and containers), `md/dev-*/{block,state,slot}` for every member with the role
+//! md gives it (active, rebuilding, spare, faulty, journal), `md/rdN` links for the slots,
+//! `md/reshape_position`, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
+//! External-metadata (IMSM) member arrays read an all-zero `md/uuid`; their mdmon is a pid file
+//! under `run/mdadm/` and a `proc/<pid>/comm`. NUMA nodes are `sys/devices/system/node/possible`.
 //!
 //! This is test support, not part of the tool: it panics on I/O errors.
 #![allow(dead_code)]
@@ -41,6 +46,10 @@ pub struct MdSpec {
     pub devname: Option<String>,
     /// Give `md/uuid` (kernels since about 5.9); older kernels only have udev's by-id link.
     pub kernel_uuid_file: bool,
+    /// `md/uuid` reads all zeros, as on external-metadata (IMSM/DDF) arrays.
+    pub zero_kernel_uuid: bool,
+    /// `md/reshape_position`: `none`, or the sector a reshape has reached.
+    pub reshape_position: String,
 }
 
 impl Default for MdSpec {
@@ -55,6 +64,8 @@ impl Default for MdSpec {
             sync_speed: "none".into(),
             devname: None,
             kernel_uuid_file: true,
+            zero_kernel_uuid: false,
+            reshape_position: "none".into(),
         }
     }
 }
@@ -71,6 +82,50 @@ impl MdSpec {
         self.devname = Some(name.into());
         self
     }
+    /// A raid5 member array `index` of the IMSM container `container` (Intel VROC): metadata
+    /// `external:/<container>/<index>`, an all-zero `md/uuid`, the real uuid on udev's link.
+    pub fn imsm_member(container: &str, index: u32, uuid_seed: u32) -> MdSpec {
+        MdSpec {
+            metadata_version: format!("external:/{container}/{index}"),
+            zero_kernel_uuid: true,
+            ..MdSpec::level("raid5", uuid_seed)
+        }
+    }
+    /// An IMSM container: inactive forever, no level, no md/uuid.
+    pub fn imsm_container(uuid_seed: u32) -> MdSpec {
+        MdSpec {
+            array_state: "inactive".into(),
+            metadata_version: "external:imsm".into(),
+            kernel_uuid_file: false,
+            ..MdSpec::level("", uuid_seed)
+        }
+    }
+    /// A raid5 in the middle of a reshape (`mdadm --grow`).
+    pub fn reshaping(uuid_seed: u32) -> MdSpec {
+        MdSpec {
+            sync_action: "reshape".into(),
+            sync_completed: "524288 / 4194304".into(),
+            sync_speed: "52000".into(),
+            reshape_position: "1048576".into(),
+            ..MdSpec::level("raid5", uuid_seed)
+        }
+    }
+}
+
+/// How md uses one member, as `md/dev-<member>/state` and `slot` show it (md.c `state_show`,
+/// `slot_show`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    /// `in_sync` in the next data slot.
+    Active,
+    /// `spare` but in the next data slot: recovery onto it is running.
+    Rebuilding,
+    /// `spare`, slot `none`.
+    Spare,
+    /// `faulty`, slot `none` (after `mdadm --fail`, before `--remove`).
+    Faulty,
+    /// `journal`, slot `journal` (`mdadm --write-journal`).
+    Journal,
 }
 
 fn write(path: &Path, content: &str) {
@@ -143,6 +198,32 @@ impl FakeRoot {
         write(&self.dir.join("sys/devices/system/node/possible"), "0");
     }
 
+    /// `nodes` possible NUMA nodes (`0-<nodes-1>`); 0 removes the file (a kernel without NUMA).
+    pub fn set_nodes(&self, nodes: u32) {
+        let path = self.dir.join("sys/devices/system/node/possible");
+        match nodes {
+            0 => fs::remove_file(path).unwrap(),
+            1 => write(&path, "0"),
+            n => write(&path, &format!("0-{}", n - 1)),
+        }
+    }
+
+    /// An mdmon for `container`: `run/mdadm/<container>.pid` naming `pid`, whose
+    /// `proc/<pid>/comm` is `comm` (`None`: the process is gone).
+    pub fn mdmon(&self, container: &str, pid: u32, comm: Option<&str>) {
+        write(
+            &self.dir.join(format!("run/mdadm/{container}.pid")),
+            &pid.to_string(),
+        );
+        let proc = self.dir.join(format!("proc/{pid}"));
+        match comm {
+            Some(c) => write(&proc.join("comm"), c),
+            None => {
+                let _ = fs::remove_dir_all(proc);
+            }
+        }
+    }
+
     /// The directory of a device created earlier.
     pub fn device_dir(&self, name: &str) -> PathBuf {
         self.devices
@@ -162,6 +243,10 @@ impl FakeRoot {
         write(&dir.join("size"), "134217728");
         write(&dir.join("ro"), "0");
         write(&dir.join("dev"), &format!("259:{}", self.devices.len()));
+        // Whole devices have queue/; partitions share their disk's.
+        if !dir.join("partition").exists() {
+            write(&dir.join("queue/rotational"), "0");
+        }
         if let Some(q) = queues {
             for n in 0..q {
                 let mq = dir.join("mq").join(n.to_string());
@@ -222,6 +307,14 @@ impl FakeRoot {
         name.to_string()
     }
 
+    /// A hard disk (`queue/rotational` 1) behind a shared-tag SAS HBA (mpt3sas, megaraid_sas,
+    /// smartpqi, virtio-scsi): `mq/` shows the host's `host_queues`, which say nothing about it.
+    pub fn hdd(&mut self, name: &str, host_queues: u32) -> String {
+        self.scsi(name, host_queues);
+        write(&self.device_dir(name).join("queue/rotational"), "1");
+        name.to_string()
+    }
+
     /// Partition `n` of `disk`: a subdirectory of the disk with a `partition` file, no `mq/`.
     pub fn partition(&mut self, disk: &str, n: u32) -> String {
         let sep = if disk.ends_with(|c: char| c.is_ascii_digit()) {
@@ -270,8 +363,21 @@ impl FakeRoot {
         name
     }
 
-    /// An md array `name` over `members`, laid out as the kernel shows an array of `spec.level`.
+    /// An md array `name` over `members`, all active (members of an inactive array are spares,
+    /// as md shows them before it runs), laid out as the kernel shows an array of `spec.level`.
     pub fn md(&mut self, name: &str, spec: &MdSpec, members: &[&str]) -> String {
+        let u = if spec.array_state == "inactive" {
+            Use::Spare
+        } else {
+            Use::Active
+        };
+        let roles: Vec<(&str, Use)> = members.iter().map(|m| (*m, u)).collect();
+        self.md_with(name, spec, &roles)
+    }
+
+    /// An md array `name` whose members have the given uses: data members take slots 0, 1, ...
+    /// in order; spares and faulty members show slot `none`, the journal slot `journal`.
+    pub fn md_with(&mut self, name: &str, spec: &MdSpec, members: &[(&str, Use)]) -> String {
         let dir = self.dir.join("sys/devices/virtual/block").join(name);
         self.block_dir(name, dir.clone(), None);
         let md = dir.join("md");
@@ -293,8 +399,17 @@ impl FakeRoot {
         for (f, v) in files {
             write(&md.join(f), v);
         }
-        write(&md.join("raid_disks"), &members.len().to_string());
-        if spec.kernel_uuid_file {
+        let data = members
+            .iter()
+            .filter(|(_, u)| matches!(u, Use::Active | Use::Rebuilding))
+            .count();
+        // A container's (inactive) members are all spares; raid_disks still counts them.
+        let disks = if active { data } else { members.len() };
+        write(&md.join("raid_disks"), &disks.to_string());
+        write(&md.join("reshape_position"), &spec.reshape_position);
+        if spec.zero_kernel_uuid {
+            write(&md.join("uuid"), "00000000-0000-0000-0000-000000000000");
+        } else if spec.kernel_uuid_file {
             write(&md.join("uuid"), &kernel_uuid(&spec.uuid));
         }
         if redundant {
@@ -328,15 +443,8 @@ impl FakeRoot {
                 write(&md.join(f), v);
             }
         }
-        for (slot, m) in members.iter().enumerate() {
-            self.stack(name, m);
-            let dev = md.join(format!("dev-{m}"));
-            link(&dev.join("block"), &self.device_dir(m));
-            write(&dev.join("state"), if active { "in_sync" } else { "spare" });
-            write(&dev.join("slot"), &slot.to_string());
-            if active {
-                link(&md.join(format!("rd{slot}")), &dev);
-            }
+        for &(m, u) in members {
+            self.add_member(name, m, u);
         }
         let dev = self.dir.join("dev");
         if let Some(devname) = &spec.devname {
@@ -349,6 +457,35 @@ impl FakeRoot {
         );
         write(&dev.join(name), "");
         name.to_string()
+    }
+
+    /// Adds `member` to array `md` with use `u` (`mdadm --add`): data members take the next
+    /// free slot (and an `rdN` link); spares and faulty members show slot `none`, the journal
+    /// slot `journal`.
+    pub fn add_member(&mut self, md: &str, member: &str, u: Use) {
+        self.stack(md, member);
+        let md_dir = self.device_dir(md).join("md");
+        let dev = md_dir.join(format!("dev-{member}"));
+        link(&dev.join("block"), &self.device_dir(member));
+        let slot = match u {
+            Use::Active | Use::Rebuilding => {
+                let n = (0..)
+                    .find(|n| fs::symlink_metadata(md_dir.join(format!("rd{n}"))).is_err())
+                    .unwrap_or(0);
+                link(&md_dir.join(format!("rd{n}")), &dev);
+                n.to_string()
+            }
+            Use::Spare | Use::Faulty => "none".to_string(),
+            Use::Journal => "journal".to_string(),
+        };
+        let state = match u {
+            Use::Active => "in_sync",
+            Use::Rebuilding | Use::Spare => "spare",
+            Use::Faulty => "faulty",
+            Use::Journal => "journal",
+        };
+        write(&dev.join("state"), state);
+        write(&dev.join("slot"), &slot);
     }
 
     /// Reads an md attribute the way a test asserts on it (trimmed).
@@ -421,6 +558,9 @@ pub fn demo_host(dir: &Path) -> FakeRoot {
     container.kernel_uuid_file = false;
     let i: Vec<&str> = imsm.iter().map(String::as_str).collect();
     r.md("md126", &container, &i);
+    // md0 also has a SATA hot spare: reported with its role, not counted (it would make auto 0).
+    let spare = r.scsi("sdn", 1);
+    r.add_member("md0", &spare, Use::Spare);
     r
 }
 

@@ -42,6 +42,22 @@ impl Run {
         &a["settings"][attr]
     }
 
+    /// `rolled_back` as `"<target> <setting>"`, in report order.
+    pub fn rolled_back(&self) -> Vec<String> {
+        self.json["rolled_back"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no rolled_back in {}", self.stdout))
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} {}",
+                    w["target"].as_str().unwrap_or(""),
+                    w["setting"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
     pub fn array(&self, name: &str) -> &Value {
         self.json["arrays"]
             .as_array()
@@ -56,14 +72,33 @@ pub fn bin() -> &'static str {
 
 /// Runs `mdtune ARGS` with `stdin`, and parses the one JSON object it must print.
 pub fn run_args(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(bin())
-        .args(args)
-        .envs(env.iter().copied())
+    let mut cmd = Command::new(bin());
+    cmd.args(args).envs(env.iter().copied());
+    run_command(cmd, stdin)
+}
+
+/// Runs `mdtune -` with `input` as user and group 65534 (nobody), through `setpriv`
+/// (util-linux: `apt-get install util-linux`).
+pub fn run_unprivileged(input: &Value) -> Run {
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        bin(),
+        "-",
+    ]);
+    run_command(cmd, &input.to_string())
+}
+
+/// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
+pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run mdtune");
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     child
         .stdin
         .take()
