@@ -13,7 +13,7 @@
 #
 # Needs: qemu-system-x86_64, the cache from .ci/setup-vm.sh, python3, mkfs.ext4 (e2fsprogs), the
 # Rust musl target. Environment: MDTUNE_VM_CACHE (default <repo>/.cache/vm), MDTUNE_VM_WORK
-# (default <repo>/target/vm), MDTUNE_VM_TIMEOUT (seconds per boot, default 300), MDTUNE_VM_ONLY
+# (default <repo>/target/vm), MDTUNE_VM_TIMEOUT (seconds per boot, default 600), MDTUNE_VM_START_TIMEOUT (seconds until /init must speak, default 150), MDTUNE_VM_ONLY
 # (a substring of the kernel series, e.g. "bullseye" or "backports", to boot only those),
 # MDTUNE_VM_BIN (test this static binary instead of building one; for work on the harness),
 # MDTUNE_VM_STRACE (series whose first boot measures query's time and system calls, default bookworm).
@@ -25,7 +25,10 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tests/vm
 cache=${MDTUNE_VM_CACHE:-$repo/.cache/vm}
 work=${MDTUNE_VM_WORK:-$repo/target/vm}
-boot_timeout=${MDTUNE_VM_TIMEOUT:-300}
+boot_timeout=${MDTUNE_VM_TIMEOUT:-600}
+# A stock kernel under TCG on a loaded host now and then stalls (RCU stalls) before /init runs.
+# A boot whose /init has not spoken after this many seconds is killed and started once more.
+start_timeout=${MDTUNE_VM_START_TIMEOUT:-150}
 strace_series=${MDTUNE_VM_STRACE:-bookworm}
 # Every disk image: small, since under TCG resync, reshape and parity cost CPU by the megabyte.
 disk_mib=32
@@ -112,6 +115,24 @@ second_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:2:2 MDT5:4:2 MDT6:4:0 MDT7
 # virtio-scsi disks (first boot): SCSI_ID:ROTATION_RATE:PARTITIONS (rate 1 = non-rotational).
 first_scsi="0:7200:2 1:1:2 2:1:0"
 
+# watched CMD...: runs QEMU; exit 124 when it runs past $boot_timeout, 125 when the guest's /init
+# printed nothing to the results port within $start_timeout (the boot stalled before /init).
+watched() {
+  "$@" </dev/null &
+  local pid=$! waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    waited=$((waited + 1))
+    if [ "$waited" -ge "$boot_timeout" ] ||
+       { [ "$waited" -ge "$start_timeout" ] && ! grep -q '^@@AT' "$results"; }; then
+      kill "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      [ "$waited" -ge "$boot_timeout" ] && return 124 || return 125
+    fi
+  done
+  wait "$pid"
+}
+
 # boot SERIES ABI PHASE: one guest run; leaves console.log and results.log in $dir/PHASE.
 boot() {
   local series=$1 abi=$2 phase=$3
@@ -155,14 +176,21 @@ boot() {
   local cmdline="console=ttyS0 panic=-1 loglevel=4 printk.devkmsg=on nvme_core.multipath=$mp nvme.poll_queues=1"
   cmdline+=" vm.phase=$phase vm.nvme=$n vm.scsi=$s vm.parts=$parts"
   [ "$series" != "$strace_series" ] || cmdline+=" vm.strace=1"
-  local t0=$SECONDS rc=0 cpu
-  # The CPU time QEMU used tells what the boot costs on a machine that nothing else loads.
-  TIMEFORMAT='%U %S'
-  { time timeout "$boot_timeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -M q35 -smp 2 -m 1G \
-    -nodefaults -no-user-config -display none -monitor none -no-reboot \
-    -serial "file:$dir/$phase/console.log" -serial "file:$dir/$phase/results.log" \
-    -kernel "$(kernel_file "$abi" vmlinuz)" -initrd "$dir/initrd.gz" -append "$cmdline" \
-    ${numa[@]+"${numa[@]}"} "${args[@]}" </dev/null || rc=$?; } 2>"$dir/$phase/cpu.txt"
+  local t0=$SECONDS rc=0 cpu attempt results=$dir/$phase/results.log
+  for attempt in 1 2; do
+    : >"$results"
+    # The CPU time QEMU used tells what the boot costs on a machine that nothing else loads.
+    TIMEFORMAT='%U %S'
+    { time watched qemu-system-x86_64 -accel tcg,thread=multi -cpu max -M q35 -smp 2 -m 1G \
+      -nodefaults -no-user-config -display none -monitor none -no-reboot \
+      -serial "file:$dir/$phase/console.log" -serial "file:$results" \
+      -kernel "$(kernel_file "$abi" vmlinuz)" -initrd "$dir/initrd.gz" -append "$cmdline" \
+      ${numa[@]+"${numa[@]}"} "${args[@]}" || rc=$?; } 2>"$dir/$phase/cpu.txt"
+    [ "$rc" -eq 125 ] || break
+    echo "tests/vm: $series $phase boot: /init silent after $start_timeout s (kernel stalled before it, see console.log); starting it again"
+    cp "$dir/$phase/console.log" "$dir/$phase/console.stalled.log"
+    rc=0
+  done
   cpu=$(awk '{printf "%.0f", $1 + $2}' "$dir/$phase/cpu.txt")
   echo "tests/vm: $series ($abi) $phase boot (multipath=$mp): guest ran $((SECONDS - t0)) s (QEMU used $cpu s of CPU), qemu exit $rc$([ $rc -eq 124 ] && echo ' (TIMEOUT)')"
   echo "$series $abi $mp $rc $phase $((SECONDS - t0)) $cpu" >"$dir/$phase/boot.txt"
