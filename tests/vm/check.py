@@ -422,8 +422,10 @@ def resolves_to_drives(run, result, md, drives, count):
     members = array(result, md).get("members", [])
     expect(len(members), count, f"{md} member count")
     for m in members:
-        i = next((i for i in drives if re.fullmatch(disk_or_path(run, i), str(m.get("device")))), None)
-        assert i is not None, (f"{md}: member {m.get('name')} resolved to {m.get('device')!r}, expected one "
+        # What a member resolved to: its device, or (dm, nested md) the devices listed as its paths.
+        names = [str(m.get("device"))] + [str(p.get("name")) for p in m.get("paths") or []]
+        i = next((i for i in drives if any(re.fullmatch(disk_or_path(run, i), n) for n in names)), None)
+        assert i is not None, (f"{md}: member {m.get('name')} resolved to {names}, expected one "
                                f"of {[run.disk(i) for i in drives]} (or their paths): {m}")
         expect(m.get("hw_queues"), run.queues(i), f"{md}: member {m.get('name')} hw_queues")
 
@@ -599,7 +601,7 @@ def udev_checks(run):
         expect(run.fact("udevd.control"), "yes", "harness: systemd-udevd's control socket")
         expect(run.fact("u1.stopped"), "", "arrays md0-md2 left after mdadm --stop")
         persisted_values_ok(run, "u1.after", run.cap())
-        lines = logs("end")[int(run.fact("log.at.u1")):int(run.fact("log.at.u3"))]
+        lines = logs("end")[int(run.fact("log.at.u1")):int(run.fact("log.at.u1end"))]
         events = sum(1 for line in run.block("monitor") if re.search(r"change\s+\S+/block/md[012] ", line))
         for md, want in PERSISTED.items():
             writes = logged_writes(lines, md)

@@ -24,8 +24,10 @@ members_012
 # --- arrays --------------------------------------------------------------------------------------
 step create-md0 mdadm --create /dev/md0 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 $R5
 step create-md2 mdadm --create /dev/md2 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 $P5
-# Keep md1's resync running through scenario 5: the system limit applies until md1 gets its own.
-echo 1000 >/proc/sys/dev/raid/speed_limit_max
+# Keep md1's resync running through scenario 5: the system limits apply until md1 gets its own
+# (md throttles only above speed_limit_min, so both go down).
+echo 100 >/proc/sys/dev/raid/speed_limit_min
+echo 100 >/proc/sys/dev/raid/speed_limit_max
 step create-md1 mdadm --create /dev/md1 --run --level=10 --raid-devices=4 --metadata=1.2 $R10
 # As on a host: mdadm.conf names the arrays, so udev's incremental assembly (u1, the second boot)
 # brings them back as md0, md1, md2.
@@ -83,6 +85,7 @@ val s5a.after md0 stripe_cache_size; val s5a.after md2 stripe_cache_size
 mdt s5b '{"arrays":[{"name":"md1","stripe_cache_size":512}]}'
 mdt s5c '{"arrays":[{"name":"md1","sync_speed_min":500,"sync_speed_max":2000}]}'
 val s5c.after md1 sync_speed_min sync_speed_max sync_action
+echo 1000 >/proc/sys/dev/raid/speed_limit_min
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
 
 # --- 6. out-of-range values are refused, the kernel keeps its value -----------------------------
@@ -262,6 +265,7 @@ udevadm trigger --action=add $(for dev in $R5 $P5 $R10; do echo /sys/class/block
 settle
 mark u1.settled
 val u1.after md0 $ATTRS; val u1.after md2 $ATTRS skip_copy; val u1.after md1 sync_speed_min
+fact log.at.u1end "$(wc -l </tmp/messages)"
 fact u1.mdstat "$(tr '\n' ' ' </proc/mdstat)"
 
 # u3 a change event while a resync runs, and one for an inactive array: no error, exit 0.
