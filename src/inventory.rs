@@ -118,9 +118,12 @@ impl Array {
 
     /// Why an attribute of `family` is absent from this array, in words a person can act on.
     pub fn lacks(&self, family: Family) -> String {
-        let wants = match family {
-            Family::Raid456 => "raid4/5/6",
-            Family::Redundant => "raid1/4/5/6/10",
+        let (wants, levels): (&str, &[&str]) = match family {
+            Family::Raid456 => ("raid4/5/6", &["raid4", "raid5", "raid6"]),
+            Family::Redundant => (
+                "raid1/4/5/6/10",
+                &["raid1", "raid4", "raid5", "raid6", "raid10"],
+            ),
         };
         if let Some(why) = &self.unreadable {
             format!("{} cannot be read: {why}", self.name)
@@ -133,6 +136,12 @@ impl Array {
             format!(
                 "{} is inactive (only running {wants} arrays have it)",
                 self.name
+            )
+        } else if levels.contains(&self.level.as_str()) {
+            // Older kernels lack some raid456 files (skip_copy came in 3.17).
+            format!(
+                "{} is {}, but this kernel does not offer it",
+                self.name, self.level
             )
         } else {
             let level = if self.level.is_empty() {

@@ -4,6 +4,7 @@
 //! without a JSON object.
 
 use mdtune::run::{self, Exit};
+use mdtune::udev;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::exit;
@@ -40,7 +41,18 @@ fn main() {
         let msg = format!("internal error (please report it): {info}");
         print(&mdtune::report::failure(&msg), Exit::Failed as i32)
     }));
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Arguments that are not UTF-8 are unusable input, not a panic.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| {
+            a.into_string().unwrap_or_else(|a| {
+                usage_error(&format!(
+                    "argument {:?} is not valid UTF-8 (mdtune --help)",
+                    a.to_string_lossy()
+                ))
+            })
+        })
+        .collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let text = match words.as_slice() {
         ["--help" | "-h"] => {
@@ -52,11 +64,11 @@ fn main() {
             exit(0)
         }
         ["--udev", name] => {
-            let (json, code) = run::udev(name, &PathBuf::from("/"));
+            let (json, code) = udev::udev(name, &PathBuf::from("/"));
             print(&json, code as i32)
         }
         ["--udev", name, "--root", root] | ["--root", root, "--udev", name] => {
-            let (json, code) = run::udev(name, &PathBuf::from(root));
+            let (json, code) = udev::udev(name, &PathBuf::from(root));
             print(&json, code as i32)
         }
         [] | ["-"] => {

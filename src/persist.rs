@@ -1,27 +1,26 @@
-//! Persistence and revert (contract section 6): the files that make the desired state survive
-//! reboots and re-assembly, and the originals saved before the first change.
+//! Persistence (contract section 6): the files that make the desired state survive reboots and
+//! re-assembly, and their removal by `state: reverted`. The saved originals live in
+//! [`crate::originals`].
 //!
 //! `persist: true` saves the input under `etc/mdtune/`, installs the running binary as
-//! `usr/local/sbin/mdtune` and a udev rule that runs `mdtune --udev %k` on md `change` events;
-//! each file is written atomically (temp file, then rename) and only when its content differs.
-//! Originals live under `run/mdtune/`, one file per array keyed by its uuid, so they survive a
-//! re-assembly under another kernel name but not a reboot (when the kernel defaults are back
-//! anyway). `state: reverted` turns the originals into a plan, applies it through the same
-//! write/read-back/rollback path as any run, then removes the saved and persisted files.
+//! `usr/local/sbin/mdtune` (unless the running binary is the packaged `usr/sbin/mdtune`, which
+//! the rule then runs instead) and a udev rule that runs `mdtune --udev %k` on md `change`
+//! events. The manifest `etc/mdtune/installed.json` (what `persist` created) is written first, so
+//! an interrupted run never loses track of a file it installed. Each file is written atomically
+//! (a temp file beside it, then a rename) and only when its content differs; temp files left by
+//! an interrupted run are removed by the next run that writes or removes in that directory.
 
-use crate::apply::{ApplyError, Target, Write};
-use crate::inventory::Inventory;
-use crate::plan::{ArrayPlan, Change, LimitChange, Plan, Source};
-use crate::report::Diff;
-use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
-use serde_json::{json, Map, Value as Json};
-use std::collections::BTreeMap;
+use crate::report::{Diff, Reload};
+use crate::sysfs::{self, Root};
+use serde_json::{Map, Value as Json};
 use std::fs;
 use std::fs::OpenOptions;
 use std::io;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 /// The persisted desired state, under `etc/mdtune/`.
 pub const STATE_FILE: &str = "mdtune.json";
@@ -30,17 +29,29 @@ pub const RULE_FILE: &str = "90-mdtune.rules";
 /// Under `etc/mdtune/`: the persisted files mdtune created (that did not exist before), so a
 /// revert removes those and never a binary that a package or a formula put in place.
 pub const MANIFEST_FILE: &str = "installed.json";
+/// Where a distribution package installs the binary (relative to the root). When this is the
+/// running binary, the rule runs it and no copy goes to `usr/local/sbin`.
+pub const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
+/// What tells udevd to re-read its rules. udevd checks rule timestamps at most every 3 s, at its
+/// next event, so an array assembled right after `persist` could otherwise miss the new rule.
+pub const RELOAD_COMMAND: &str = "udevadm control --reload";
+/// udevd's control socket: it exists while udevd runs.
+const UDEV_CONTROL: &str = "/run/udev/control";
 
-/// The udev rule: md devices only, `change` events only (on `add` the md/ files do not exist
-/// yet). mdtune reads before it writes, so the repeated events from mdadm's `watch` option cost
-/// reads only.
-pub const UDEV_RULE: &str = "\
+/// The udev rule that runs `binary` (an absolute path on the target system): md devices only,
+/// `change` events only (on `add` the md/ files do not exist yet). mdtune reads before it
+/// writes, so the repeated events from mdadm's `watch` option cost reads only.
+pub fn udev_rule(binary: &str) -> String {
+    format!(
+        "\
 # Installed by mdtune (persist: true); removed by state: reverted.
 # Re-applies the desired state saved in /etc/mdtune/mdtune.json to an md array whenever it
 # changes (assembly, re-assembly, reshape). mdtune compares before it writes, so the repeated
 # change events caused by mdadm's udev watch option cost reads only, never a write.
-SUBSYSTEM==\"block\", ACTION==\"change\", KERNEL==\"md*\", ENV{DEVTYPE}==\"disk\", TEST==\"md/level\", RUN+=\"/usr/local/sbin/mdtune --udev %k\"
-";
+SUBSYSTEM==\"block\", ACTION==\"change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\"disk\", TEST==\"md/level\", RUN+=\"{binary} --udev %k\"
+"
+    )
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PersistError {
@@ -48,24 +59,28 @@ pub enum PersistError {
     Write { path: String, source: io::Error },
     #[error("cannot read {path}: {source}")]
     Read { path: String, source: io::Error },
-    #[error("cannot remove {path}: {source}")]
-    Remove { path: String, source: io::Error },
     #[error("{path} is not a saved state mdtune wrote: {why}")]
     Corrupt { path: String, why: String },
+    #[error("{path} is a link to {target}, outside the root: mdtune does not write through it (remove the link, or point it inside the root)")]
+    LinkOut { path: String, target: String },
 }
 
-/// One persisted file: what it holds now and what it should hold.
+/// One persisted file: what it holds now and what it should hold (`None`: removed).
 #[derive(Debug)]
 pub struct FilePlan {
+    /// The path as the run names it (under the root).
     pub path: PathBuf,
+    /// Where the content really lives: `path`, or the file a link at `path` leads to (inside the
+    /// root), which is then written in place of the link.
+    pub target: PathBuf,
     pub old: Option<Vec<u8>>,
-    pub new: Vec<u8>,
+    pub new: Option<Vec<u8>>,
     pub mode: u32,
 }
 
 impl FilePlan {
     pub fn is_due(&self) -> bool {
-        self.old.as_deref() != Some(self.new.as_slice())
+        self.old != self.new
     }
 
     /// A diff a person can read; the binary is described, not dumped.
@@ -79,7 +94,7 @@ impl FilePlan {
             before_header: header.clone(),
             after_header: header,
             before: self.old.as_deref().map(show).unwrap_or_default(),
-            after: show(&self.new),
+            after: self.new.as_deref().map(show).unwrap_or_default(),
         }
     }
 }
@@ -94,7 +109,7 @@ pub fn display(root: &Root, path: &Path) -> String {
 
 /// Reads a file inside the root, `None` when it does not exist. Neither its directory nor the
 /// file itself may be a link out of the root.
-fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, PersistError> {
+pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, PersistError> {
     let err = |source| PersistError::Read {
         path: path.display().to_string(),
         source,
@@ -109,43 +124,102 @@ fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, PersistError> {
     }
 }
 
-/// The three persisted files and their wanted contents.
+/// Where the installed binary's content lives: the path itself, or, when it is a link (an
+/// alternatives or stow install), the file the link leads to, which must be inside the root.
+fn binary_target(root: &Root, path: &Path) -> Result<PathBuf, PersistError> {
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(path.to_path_buf());
+    }
+    let target = fs::read_link(path).unwrap_or_default();
+    let real = path.parent().map(|d| d.join(&target)).unwrap_or_default();
+    // A dangling link inside the root: the binary is written where it points.
+    let resolved = fs::canonicalize(&real).ok().or_else(|| {
+        let dir = fs::canonicalize(real.parent()?).ok()?;
+        Some(dir.join(real.file_name()?))
+    });
+    match resolved {
+        Some(r) if r.starts_with(root.base()) && r != path => Ok(r),
+        _ => Err(PersistError::LinkOut {
+            path: path.display().to_string(),
+            target: target.display().to_string(),
+        }),
+    }
+}
+
+/// The running binary's bytes, read once per process.
+fn running_binary(exe: &Path) -> Result<&'static [u8], PersistError> {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    if let Some(b) = BYTES.get() {
+        return Ok(b);
+    }
+    let bytes = fs::read(exe).map_err(|source| PersistError::Read {
+        path: exe.display().to_string(),
+        source,
+    })?;
+    Ok(BYTES.get_or_init(|| bytes))
+}
+
+/// True if and only if the running binary is the root's packaged `usr/sbin/mdtune`.
+fn is_packaged(root: &Root, exe: &Path) -> bool {
+    let packaged = fs::canonicalize(root.base().join(PACKAGED_BINARY));
+    matches!((packaged, fs::canonicalize(exe)), (Ok(p), Ok(e)) if p == e)
+}
+
+/// The state file's content: the input as `persist` saves it. `persist` and `state` are left
+/// out, so that a `query` of the same input compares with what a `present` run saves.
+fn state_text(persisted: &Map<String, Json>) -> Vec<u8> {
+    let mut state = persisted.clone();
+    state.remove("persist");
+    state.remove("state");
+    let mut text = serde_json::to_string_pretty(&state).unwrap_or_default();
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// The persisted files and their wanted contents, the manifest first (the order they are
+/// written in).
 pub fn plan_files(
     root: &Root,
     persisted: &Map<String, Json>,
 ) -> Result<Vec<FilePlan>, PersistError> {
-    let mut state = persisted.clone();
-    state.remove("persist");
-    let mut text = serde_json::to_string_pretty(&state).unwrap_or_default();
-    text.push('\n');
     let exe = std::env::current_exe().map_err(|source| PersistError::Read {
         path: "the running binary".into(),
         source,
     })?;
-    let binary = fs::read(&exe).map_err(|source| PersistError::Read {
-        path: exe.display().to_string(),
-        source,
-    })?;
-    let files = [
-        (root.etc().join(STATE_FILE), text.into_bytes(), 0o644),
-        (root.installed_binary(), binary, 0o755),
-        (
-            root.udev_rule(RULE_FILE),
-            UDEV_RULE.as_bytes().to_vec(),
-            0o644,
-        ),
-    ];
-    let mut plans = files
-        .into_iter()
-        .map(|(path, new, mode)| {
-            Ok(FilePlan {
-                old: read_opt(root, &path)?,
-                path,
-                new,
-                mode,
-            })
-        })
-        .collect::<Result<Vec<_>, PersistError>>()?;
+    let mut plans = Vec::new();
+    let state = root.etc().join(STATE_FILE);
+    plans.push(FilePlan {
+        old: read_opt(root, &state)?,
+        target: state.clone(),
+        path: state,
+        new: Some(state_text(persisted)),
+        mode: 0o644,
+    });
+    let rule_binary = if is_packaged(root, &exe) {
+        format!("/{PACKAGED_BINARY}")
+    } else {
+        let path = root.installed_binary();
+        let target = binary_target(root, &path)?;
+        plans.push(FilePlan {
+            old: read_opt(root, &target)?,
+            target,
+            path,
+            new: Some(running_binary(&exe)?.to_vec()),
+            mode: 0o755,
+        });
+        display(root, &root.installed_binary())
+    };
+    let rule = root.udev_rule(RULE_FILE);
+    plans.push(FilePlan {
+        old: read_opt(root, &rule)?,
+        target: rule.clone(),
+        path: rule,
+        new: Some(udev_rule(&rule_binary).into_bytes()),
+        mode: 0o644,
+    });
     let path = root.etc().join(MANIFEST_FILE);
     let old = read_opt(root, &path)?;
     let mut created = manifest_entries(old.as_deref());
@@ -159,12 +233,16 @@ pub fn plan_files(
     created.dedup();
     let mut new = serde_json::to_string_pretty(&created).unwrap_or_default();
     new.push('\n');
-    plans.push(FilePlan {
-        path,
-        old,
-        new: new.into_bytes(),
-        mode: 0o644,
-    });
+    plans.insert(
+        0,
+        FilePlan {
+            target: path.clone(),
+            path,
+            old,
+            new: Some(new.into_bytes()),
+            mode: 0o644,
+        },
+    );
     Ok(plans)
 }
 
@@ -175,13 +253,37 @@ fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The suffix of a temp file: `.<name>.mdtune-<pid>`.
+const TEMP_MARK: &str = ".mdtune-";
+
+/// True if and only if `name` is a temp file [`write_atomic`] makes.
+fn is_temp(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(TEMP_MARK)
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the temp files an interrupted run left in `dir` (a real directory inside the root).
+/// Every writer holds the host lock, so no other run is using them.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_str().is_some_and(is_temp) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
 /// a link in place of `path` rather than following it). The directory must stay in the root.
-fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
+    remove_stale_temps(&dir);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.mdtune-{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
+    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
     let result = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -202,6 +304,9 @@ fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
     let Some(real) = root.real_file(path)? else {
         return Ok(false);
     };
+    if let Some(dir) = real.parent() {
+        remove_stale_temps(dir);
+    }
     match fs::remove_file(real) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -209,10 +314,19 @@ fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
     }
 }
 
-/// Writes the due files. On failure, the files already written get their old contents back.
+/// Writes (or removes) one file as planned.
+fn carry_out(root: &Root, f: &FilePlan) -> io::Result<()> {
+    match &f.new {
+        Some(bytes) => write_atomic(root, &f.target, bytes, f.mode),
+        None => remove_file(root, &f.target).map(|_| ()),
+    }
+}
+
+/// Writes the due files, in order. On failure, the files already written get their old contents
+/// back.
 pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
-        if let Err(source) = write_atomic(root, &f.path, &f.new, f.mode) {
+        if let Err(source) = carry_out(root, f) {
             undo_files(root, &files[..i]);
             return Err(PersistError::Write {
                 path: f.path.display().to_string(),
@@ -223,12 +337,13 @@ pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> 
     Ok(())
 }
 
-/// Puts back the previous contents of due files (removing the ones that did not exist).
+/// Puts back the previous contents of due files (removing the ones that did not exist), newest
+/// first, so the manifest goes last.
 pub fn undo_files(root: &Root, files: &[FilePlan]) {
-    for f in files.iter().filter(|f| f.is_due()) {
+    for f in files.iter().rev().filter(|f| f.is_due()) {
         let _ = match &f.old {
-            Some(old) => write_atomic(root, &f.path, old, f.mode),
-            None => remove_file(root, &f.path).map(|_| ()),
+            Some(old) => write_atomic(root, &f.target, old, f.mode),
+            None => remove_file(root, &f.target).map(|_| ()),
         };
     }
 }
@@ -239,267 +354,139 @@ pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-/// The originals saved before the first change, by key (array uuid, `md-<name>`, `system`).
-#[derive(Debug)]
-pub struct Originals {
-    root: Root,
-    dir: PathBuf,
-    files: BTreeMap<String, Saved>,
-}
-
-/// One saved file: the array it belongs to and its original values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Saved {
-    pub array: Option<String>,
-    pub uuid: Option<String>,
-    pub values: BTreeMap<String, Value>,
-}
-
-fn value_to_json(v: Value) -> Json {
-    serde_json::to_value(v).unwrap_or(Json::Null)
-}
-
-fn value_from_json(kind: Kind, v: &Json) -> Option<Value> {
-    match (kind, v) {
-        (Kind::SyncSpeed, Json::String(s)) if s == "system" => Some(Value::System),
-        (Kind::Bool, Json::Bool(b)) => Some(Value::Bool(*b)),
-        (Kind::Int, Json::Number(n)) => n.as_u64().map(Value::Int),
-        (Kind::CInt | Kind::SyncSpeed, Json::Number(n)) => n.as_i64().map(Value::signed),
-        _ => None,
-    }
-}
-
-/// The kind of a saved setting name, `None` for names mdtune never writes.
-fn kind_of(setting: &str) -> Option<Kind> {
-    if let Some(a) = Attr::from_name(setting) {
-        return Some(a.kind());
-    }
-    SpeedLimit::ALL
-        .iter()
-        .any(|l| l.name() == setting)
-        .then_some(Kind::CInt)
-}
-
-impl Originals {
-    /// Loads every saved file under `run/mdtune/`.
-    pub fn load(root: &Root) -> Result<Originals, PersistError> {
-        let dir = root.saved_state();
-        let mut files = BTreeMap::new();
-        // The directory must not lead out of the root (each file is read with O_NOFOLLOW).
-        let real = match root.real_file(&dir) {
-            Ok(r) => r.unwrap_or_else(|| dir.clone()),
-            Err(source) => {
-                return Err(PersistError::Read {
-                    path: dir.display().to_string(),
-                    source,
-                })
-            }
-        };
-        let entries = match fs::read_dir(&real) {
-            Ok(rd) => rd
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .collect::<Vec<_>>(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(PersistError::Read {
-                    path: dir.display().to_string(),
-                    source,
-                })
-            }
-        };
-        for path in entries {
-            let Some(key) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".json"))
-                .filter(|n| !n.starts_with('.'))
-            else {
-                continue;
-            };
-            let bytes = read_opt(root, &path)?.unwrap_or_default();
-            let corrupt = |why: &str| PersistError::Corrupt {
-                path: path.display().to_string(),
-                why: why.to_string(),
-            };
-            let json: Json = serde_json::from_slice(&bytes).map_err(|e| corrupt(&e.to_string()))?;
-            let mut saved = Saved {
-                array: json.get("array").and_then(Json::as_str).map(String::from),
-                uuid: json.get("uuid").and_then(Json::as_str).map(String::from),
-                values: BTreeMap::new(),
-            };
-            let Some(map) = json.get("saved").and_then(Json::as_object) else {
-                return Err(corrupt("no \"saved\" object"));
-            };
-            for (k, v) in map {
-                let value = kind_of(k)
-                    .and_then(|kind| value_from_json(kind, v))
-                    .ok_or_else(|| corrupt(&format!("{k}: {v} is not a saved value")))?;
-                saved.values.insert(k.clone(), value);
-            }
-            files.insert(key.to_string(), saved);
-        }
-        Ok(Originals {
-            root: root.clone(),
-            dir,
-            files,
-        })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
-    /// Saves the value a write is about to replace, unless an original is already saved for it.
-    pub fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
-        let (key, array, uuid, setting) = match &w.target {
-            Target::Md { array, attr } => {
-                let uuid = inv
-                    .arrays
-                    .iter()
-                    .find(|a| a.name == *array)
-                    .and_then(|a| a.uuid.clone());
-                let key = uuid.clone().unwrap_or_else(|| format!("md-{array}"));
-                (key, Some(array.clone()), uuid, attr.name())
-            }
-            Target::Limit(l) => ("system".to_string(), None, None, l.name()),
-        };
-        let saved = self.files.entry(key.clone()).or_default();
-        if saved.values.contains_key(setting) {
-            return Ok(());
-        }
-        saved.values.insert(setting.to_string(), w.before);
-        saved.array = array;
-        saved.uuid = uuid;
-        let body = json!({
-            "array": saved.array,
-            "uuid": saved.uuid,
-            "saved": saved.values.iter().map(|(k, v)| (k.clone(), value_to_json(*v))).collect::<Map<_, _>>(),
-        });
-        let mut text = serde_json::to_string_pretty(&body).unwrap_or_default();
-        text.push('\n');
-        write_atomic(
-            &self.root,
-            &self.dir.join(format!("{key}.json")),
-            text.as_bytes(),
-            0o600,
-        )
-        .map_err(|source| ApplyError::SaveOriginal {
-            target: w.target.clone(),
-            value: w.before,
-            source,
-        })
-    }
-
-    /// The plan that writes the originals back over the live values in `inv`. Saved arrays
-    /// that are gone are named in the plan's warnings.
-    pub fn revert_plan(&self, inv: &Inventory) -> Plan {
-        let mut plan = Plan::default();
-        for (key, saved) in &self.files {
-            if key == "system" {
-                for l in SpeedLimit::ALL {
-                    if let (Some(&orig), Some(&live)) =
-                        (saved.values.get(l.name()), inv.speed_limits.get(&l))
-                    {
-                        plan.limits.push(LimitChange {
-                            limit: l,
-                            before: live,
-                            after: orig,
-                        });
-                    }
-                }
-                continue;
-            }
-            // By uuid first: a re-assembled array may have another kernel name.
-            let found = inv
-                .arrays
-                .iter()
-                .position(|a| match (&saved.uuid, &a.uuid) {
-                    (Some(s), Some(u)) => s == u,
-                    _ => saved.array.as_deref() == Some(a.name.as_str()),
-                });
-            let Some(i) = found else {
-                plan.warnings.push(format!(
-                    "saved originals of {} (uuid {}) not restored: the array is not running",
-                    saved.array.as_deref().unwrap_or("?"),
-                    saved.uuid.as_deref().unwrap_or("?")
-                ));
-                continue;
-            };
-            let a = &inv.arrays[i];
-            let mut ap = ArrayPlan {
-                array: i,
-                name: a.name.clone(),
-                hw_queues: None,
-                changes: Vec::new(),
-                skipped: Vec::new(),
-            };
-            for attr in Attr::ALL {
-                if let (Some(&orig), Some(&live)) =
-                    (saved.values.get(attr.name()), a.values.get(&attr))
-                {
-                    ap.changes
-                        .push(Change::new(attr, live, orig, Source::Saved));
-                }
-            }
-            // A revert waits for a reshape or a missing mdmon like any run.
-            crate::hold::hold_back(a, &mut ap, &mut plan.warnings);
-            plan.arrays.push(ap);
-        }
-        plan.arrays.sort_by_key(|a| a.array);
-        plan
-    }
-
-    /// The speed limits a revert needs to read.
-    pub fn limits(&self) -> Vec<SpeedLimit> {
-        self.files
-            .get("system")
-            .map(|s| {
-                SpeedLimit::ALL
-                    .into_iter()
-                    .filter(|l| s.values.contains_key(l.name()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// The saved files, for removal.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        self.files
-            .keys()
-            .map(|k| self.dir.join(format!("{k}.json")))
-            .collect()
-    }
-}
-
-/// Removes `paths` that exist; returns the ones removed.
-pub fn remove(root: &Root, paths: &[PathBuf]) -> Result<Vec<PathBuf>, PersistError> {
-    let mut removed = Vec::new();
-    for p in paths {
-        match remove_file(root, p) {
-            Ok(true) => removed.push(p.clone()),
-            Ok(false) => {}
-            Err(source) => {
-                return Err(PersistError::Remove {
-                    path: p.display().to_string(),
-                    source,
-                })
-            }
-        }
-    }
-    Ok(removed)
-}
-
-/// The files a revert removes: the saved state, the udev rule, the manifest, and the binary
-/// only when the manifest says `persist` created it.
-pub fn persisted_paths(root: &Root) -> Result<Vec<PathBuf>, PersistError> {
+/// What a revert removes, in order: the udev rule (so udev stops replaying), the state, the
+/// binary when the manifest says `persist` created it, the saved originals, and the manifest last
+/// (so a revert that stops part-way still knows about the binary). Only files that exist.
+pub fn removal_plan(root: &Root, originals: &[PathBuf]) -> Result<Vec<FilePlan>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
     let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
-    let mut paths = vec![root.etc().join(STATE_FILE), root.udev_rule(RULE_FILE)];
+    let mut paths = vec![root.udev_rule(RULE_FILE), root.etc().join(STATE_FILE)];
     let binary = root.installed_binary();
     if created.contains(&display(root, &binary)) {
         paths.push(binary);
     }
+    paths.extend(originals.iter().cloned());
     paths.push(manifest);
-    Ok(paths)
+    let mut plans = Vec::new();
+    for path in paths {
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        // A file that cannot be read (a directory in its place) is still due for removal; the
+        // removal then fails and says why.
+        let old = read_opt(root, &path).ok().flatten().unwrap_or_default();
+        plans.push(FilePlan {
+            target: path.clone(),
+            path,
+            old: Some(old),
+            new: None,
+            mode: 0,
+        });
+    }
+    Ok(plans)
+}
+
+/// What a removal did: the files removed, and the ones left with the error that kept each.
+#[derive(Debug, Default)]
+pub struct Removed {
+    pub removed: Vec<PathBuf>,
+    pub left: Vec<(PathBuf, io::Error)>,
+}
+
+/// Removes the planned files in order. When one cannot be removed, the others are still tried,
+/// except the manifest, which stays so that a later revert can finish the job.
+pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
+    let manifest = root.etc().join(MANIFEST_FILE);
+    let mut done = Removed::default();
+    for f in files {
+        if f.path == manifest && !done.left.is_empty() {
+            let why = io::Error::other("kept because another file could not be removed");
+            done.left.push((f.path.clone(), why));
+            continue;
+        }
+        match remove_file(root, &f.path) {
+            Ok(true) => done.removed.push(f.path.clone()),
+            Ok(false) => {}
+            Err(e) => done.left.push((f.path.clone(), e)),
+        }
+    }
+    done
+}
+
+/// Tells udevd that the rule changed ([`RELOAD_COMMAND`]), when that makes sense: a real run
+/// (`run`), on the host itself (root `/`), with udevd running. Otherwise says what would be run
+/// and why it was not. This is the only program mdtune ever starts.
+pub fn reload_udev(root: &Root, run: bool) -> Reload {
+    let not_run = |why: String| Reload {
+        command: RELOAD_COMMAND,
+        ran: false,
+        result: format!("not run: {why}"),
+    };
+    if !run {
+        return not_run("check mode".into());
+    }
+    if root.base() != Path::new("/") {
+        return not_run(format!(
+            "the root is {}, not /; run it on the host that boots from this root",
+            root.base().display()
+        ));
+    }
+    if !Path::new(UDEV_CONTROL).exists() {
+        return not_run(format!("udevd is not running ({UDEV_CONTROL} is missing)"));
+    }
+    let Some(udevadm) = [
+        "/usr/bin/udevadm",
+        "/bin/udevadm",
+        "/sbin/udevadm",
+        "/usr/sbin/udevadm",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists()) else {
+        return not_run("udevadm is not installed".into());
+    };
+    let result = match Command::new(udevadm)
+        .args(["control", "--reload"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+    {
+        Ok(out) if out.status.success() => "reloaded".to_string(),
+        Ok(out) => format!(
+            "failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => format!("failed: cannot run {udevadm}: {e}"),
+    };
+    Reload {
+        command: RELOAD_COMMAND,
+        ran: true,
+        result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_temp_files_this_module_makes_count_as_stale() {
+        assert!(is_temp(".mdtune.json.mdtune-1234"));
+        assert!(is_temp(".mdtune.mdtune-7"));
+        assert!(!is_temp("mdtune.json"));
+        assert!(!is_temp(".mdtune.json.mdtune-"));
+        assert!(!is_temp(".mdtune.json.mdtune-12a"));
+        assert!(!is_temp("x.mdtune-12"));
+    }
+
+    #[test]
+    fn the_rule_runs_the_binary_it_is_given() {
+        let rule = udev_rule("/usr/sbin/mdtune");
+        assert!(
+            rule.contains("RUN+=\"/usr/sbin/mdtune --udev %k\""),
+            "{rule}"
+        );
+        assert!(rule.contains("ENV{DEVTYPE}==\"disk\""), "{rule}");
+    }
 }

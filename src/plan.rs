@@ -256,9 +256,13 @@ fn select(
     if matched.is_empty() {
         let key = format!("arrays[{}]", entry.index);
         let (what, value) = match (&entry.name, &entry.uuid) {
-            (Some(NameSelector::Glob(p)), _) => {
+            (Some(NameSelector::Glob(p)), None) => {
                 warnings.push(format!("{key}.name: glob \"{p}\" matches no md array"));
                 return Ok(matched);
+            }
+            // A uuid is exact even beside a glob.
+            (Some(NameSelector::Glob(p)), Some(u)) => {
+                ("uuid", format!("\"{u}\" with name glob \"{p}\""))
             }
             (Some(NameSelector::Exact(n) | NameSelector::DevMd(n)), None) => {
                 ("name", format!("\"{n}\""))

@@ -50,11 +50,31 @@ pub struct ArrayReport {
     pub compliant: bool,
 }
 
-/// Files `persist` wrote or would write.
+/// The persisted files a run wrote or removed, or would have (check mode, `query`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Persist {
+    /// True if and only if a file was (or, in check mode, would be) written or removed.
     pub changed: bool,
+    /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
+    /// removed (or due to be).
     pub files: Vec<String>,
+    /// A revert that stopped part-way: the files still there, each with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<String>,
+    /// Present when the udev rule was (or would be) installed or removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udev_reload: Option<Reload>,
+}
+
+/// Telling udevd that its rules changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reload {
+    /// The command (`udevadm control --reload`).
+    pub command: &'static str,
+    /// Whether it was run: only on the host itself (root `/`) with udevd running.
+    pub ran: bool,
+    /// `reloaded`, `failed (...): ...`, or `not run: <why>`.
+    pub result: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -251,36 +271,50 @@ pub fn build(
     if !plan.limits.is_empty() {
         summary.finish("system", &mut msgs, &mut diff);
     }
+    let files = persist.files.join(", ");
+    if !files.is_empty() {
+        msgs.push(match (spec.state, real_run) {
+            (State::Reverted, true) => format!("removed {files}"),
+            (State::Reverted, false) => format!("would remove {files}"),
+            (State::Query, _) => format!("persist due: {files}"),
+            (State::Present, true) => format!("persisted {files}"),
+            (State::Present, false) => format!("would persist {files}"),
+        });
+    }
+    if let Some(r) = persist.udev_reload.as_ref().filter(|r| r.ran) {
+        msgs.push(format!("{}: {}", r.command, r.result));
+    }
     if msgs.is_empty() {
         msgs.push(if spec.state == State::Reverted {
-            "no saved originals to restore".into()
+            "no saved originals to restore, no persisted file to remove".into()
         } else {
             "no md arrays selected".into()
         });
     }
 
-    let compliant = plan.is_compliant();
-    let failed = outcome.failure.is_some();
+    // Compliant: the live values and, with `persist`, the persisted files already match.
+    let compliant = plan.is_compliant() && persist.files.is_empty() && persist.left.is_empty();
+    let failed = outcome.failure.is_some() || !persist.left.is_empty();
     let settings_changed = arrays
         .iter()
         .flat_map(|a| a.settings.values())
         .chain(system.values())
         .any(|s| s.changed);
-    let mut msg = msgs.join("; ");
-    if spec.state == State::Query {
+    let body = msgs.join("; ");
+    let mut msg = match (spec.state, real_run) {
+        (State::Query, _) if compliant => format!("compliant: {body}"),
+        (State::Query, _) => format!("not compliant: {body}"),
+        (State::Reverted, true) if !persist.left.is_empty() => format!("restored: {body}"),
+        (State::Reverted, true) => format!("reverted: {body}"),
+        (State::Reverted, false) => format!("check mode: would revert: {body}"),
+        (State::Present, true) => body,
+        (State::Present, false) => format!("check mode: {body}"),
+    };
+    if !persist.left.is_empty() {
         msg = format!(
-            "{}: {msg}",
-            if compliant {
-                "compliant"
-            } else {
-                "not compliant"
-            }
+            "revert stopped part-way: NOT REMOVED: {}; {msg}",
+            persist.left.join("; ")
         );
-    } else if spec.check_mode {
-        msg = format!("check mode: {msg}");
-    }
-    if spec.state == State::Reverted {
-        msg = format!("reverted: {msg}");
     }
     let (mut rolled_back, mut not_restored) = (None, None);
     if let Some(f) = &outcome.failure {

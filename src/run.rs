@@ -1,11 +1,12 @@
-//! One run, start to end: validate the input, take the lock, read the host, plan, apply (unless
-//! checking or querying), persist or revert, and build the report. Also the `--udev` entry point,
-//! which replays the persisted desired state for one array and logs to syslog, since udev
-//! discards stdout. This is glue: each decision lives in the module named after its step.
+//! One run, start to end: validate the input and the root, read the host and plan, take the lock,
+//! read and plan again, apply (unless checking or querying), persist or revert, and build the
+//! report. This is glue: each decision lives in the module named after its step; the `--udev`
+//! entry point is in [`crate::udev`].
 
 use crate::apply::{self, Outcome};
-use crate::inventory::{self, Scope};
-use crate::persist::{self, Originals};
+use crate::inventory::{self, Inventory, Scope};
+use crate::originals::Originals;
+use crate::persist;
 use crate::plan;
 use crate::report::{self, Persist, Report};
 use crate::spec::{Spec, State};
@@ -26,11 +27,11 @@ pub enum Exit {
 /// How long a module run waits for another run's lock, in milliseconds.
 const LOCK_WAIT_MS: u64 = 30_000;
 /// How long a udev-triggered run waits: udev must not be held up for long.
-const UDEV_LOCK_WAIT_MS: u64 = 10_000;
+pub(crate) const UDEV_LOCK_WAIT_MS: u64 = 10_000;
 
 /// `MDTUNE_LOCK_WAIT` (seconds, such as `5` or `0.3`) overrides the default wait, for tests and
 /// slow hosts; at most an hour.
-fn lock_wait(default_ms: u64) -> Duration {
+pub(crate) fn lock_wait(default_ms: u64) -> Duration {
     let ms = std::env::var("MDTUNE_LOCK_WAIT")
         .ok()
         .and_then(|s| parse_millis(s.trim()))
@@ -60,12 +61,12 @@ pub struct Stopped {
     pub code: Exit,
 }
 
-fn fail<T>(msg: impl ToString, code: Exit) -> Result<T, Stopped> {
+pub(crate) fn fail<T>(msg: impl ToString, code: Exit) -> Result<T, Stopped> {
     Err(stop(code)(msg))
 }
 
 /// Turns an error into a [`Stopped`] with `code`, for `map_err(stop(...))?`.
-fn stop<E: ToString>(code: Exit) -> impl FnOnce(E) -> Stopped {
+pub(crate) fn stop<E: ToString>(code: Exit) -> impl FnOnce(E) -> Stopped {
     move |e| Stopped {
         msg: e.to_string(),
         code,
@@ -77,6 +78,11 @@ pub fn module(text: &str) -> (String, Exit) {
     let result = Spec::from_json(text)
         .map_err(stop(Exit::Input))
         .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT_MS)));
+    finish(result)
+}
+
+/// The JSON text and exit status of a finished run.
+fn finish(result: Result<Report, Stopped>) -> (String, Exit) {
     match result {
         Ok(report) => {
             let code = if report.failed {
@@ -90,29 +96,77 @@ pub fn module(text: &str) -> (String, Exit) {
     }
 }
 
+/// Opens the root, or refuses it as unusable input (exit 2) naming the path and what is wrong:
+/// it does not exist, or it is not a directory.
+pub(crate) fn open_root(path: &Path) -> Result<Root, Stopped> {
+    let shown = path.display();
+    let problem = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(m) if m.is_file() => Some("is a regular file, not a directory".to_string()),
+        Ok(_) => Some("is not a directory".to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".to_string()),
+        Err(e) => Some(format!("cannot be used: {e}")),
+    };
+    if let Some(problem) = problem {
+        return fail(format!("root: {shown} {problem}"), Exit::Input);
+    }
+    Root::new(path)
+        .map_err(|e| format!("root: {shown} cannot be used: {e}"))
+        .map_err(stop(Exit::Input))
+}
+
 /// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
+///
+/// Exit 2 writes nothing, not even the lock: a run that writes plans once before it takes the
+/// lock (so input the host refuses is refused first), then reads the host again under the lock
+/// and plans again, since another run may have changed it meanwhile.
 pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
-    let root = Root::new(&spec.root)
-        .map_err(|e| format!("root: {} cannot be used: {e}", spec.root.display()))
-        .map_err(stop(Exit::Input))?;
+    let root = open_root(&spec.root)?;
     let writes = spec.state != State::Query && !spec.check_mode;
-    let _lock = writes
-        .then(|| apply::lock(&root, wait))
-        .transpose()
-        .map_err(stop(Exit::Failed))?;
+    if !writes {
+        return match spec.state {
+            State::Reverted => revert(spec, &root),
+            State::Present | State::Query => present(spec, &root, Exit::Input),
+        };
+    }
+    if spec.state == State::Present {
+        let inv = inventory::read(&root, &scope(spec)).map_err(stop(Exit::Failed))?;
+        plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
+    }
+    let _lock = apply::lock(&root, wait).map_err(stop(Exit::Failed))?;
     match spec.state {
         State::Reverted => revert(spec, &root),
-        State::Present | State::Query => present(spec, &root),
+        State::Present | State::Query => present(spec, &root, Exit::Failed),
     }
 }
 
-fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
-    let scope = Scope {
+/// What a `present` or `query` run reads.
+pub(crate) fn scope(spec: &Spec) -> Scope {
+    Scope {
         only: spec.only.clone(),
         speed_limits: spec.speed_limits.keys().copied().collect(),
-    };
-    let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
-    let plan = plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
+    }
+}
+
+/// Reads the host and tunes it. `refusal` is the exit status of a plan the host refuses: 2
+/// before anything was written, 1 once the lock is taken (the host changed while waiting).
+fn present(spec: &Spec, root: &Root, refusal: Exit) -> Result<Report, Stopped> {
+    let inv = inventory::read(root, &scope(spec)).map_err(stop(Exit::Failed))?;
+    tune(spec, root, &inv, refusal)
+}
+
+pub(crate) fn tune(
+    spec: &Spec,
+    root: &Root,
+    inv: &Inventory,
+    refusal: Exit,
+) -> Result<Report, Stopped> {
+    let plan = plan::plan(spec, inv).map_err(|e| match refusal {
+        Exit::Input => stop(Exit::Input)(e),
+        _ => stop(refusal)(format!(
+            "the host changed while this run waited for the lock: {e}"
+        )),
+    })?;
     let real = spec.state == State::Present && !spec.check_mode;
 
     let files = if spec.persist {
@@ -121,14 +175,19 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         Vec::new()
     };
     let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
+    let rule_due = due
+        .iter()
+        .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
     let mut persisted = Persist {
         changed: spec.state == State::Present && !due.is_empty(),
         files: due
             .iter()
             .map(|f| persist::display(root, &f.path))
             .collect(),
+        left: Vec::new(),
+        udev_reload: (rule_due && spec.state == State::Present)
+            .then(|| persist::reload_udev(root, false)),
     };
-    // Files first: if one cannot be written, no kernel value has been touched yet.
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
         persist::write_files(root, &files).map_err(stop(Exit::Failed))?;
@@ -137,7 +196,7 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
             stop(Exit::Failed)(e)
         })?;
         apply::apply(root, apply::writes(&plan), &mut |w| {
-            originals.remember(w, &inv)
+            originals.remember(w, inv)
         })
     } else {
         Outcome::default()
@@ -146,15 +205,29 @@ fn present(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         // All or nothing: the persisted files go back with the kernel values.
         persist::undo_files(root, &files);
         persisted = Persist::default();
+    } else if real && rule_due {
+        persisted.udev_reload = Some(persist::reload_udev(root, true));
     }
-    let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
-    if spec.state == State::Query && !due.is_empty() {
-        report.compliant = false;
-    }
+    let mut report = report::build(spec, inv, &plan, &outcome, persisted);
+    note_failed_reload(&mut report);
     if let Some(diff) = report.diff.as_mut() {
         diff.extend(due.iter().map(|f| f.diff(root)));
     }
     Ok(report)
+}
+
+/// A reload that failed is a warning: the rule is in place, and udevd picks it up by itself
+/// within a few seconds.
+fn note_failed_reload(report: &mut Report) {
+    if let Some(r) = report.persist.udev_reload.as_ref() {
+        if r.ran && r.result != "reloaded" {
+            let w = format!(
+                "{}: {}; udevd reads the new rules at its next event after 3 s",
+                r.command, r.result
+            );
+            report.warnings.push(w);
+        }
+    }
 }
 
 fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
@@ -196,109 +269,39 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
                 .into(),
         );
     }
+    let mut removals = Vec::new();
     if outcome.failure.is_none() {
-        let mut paths = if held { Vec::new() } else { originals.paths() };
-        paths.extend(persist::persisted_paths(root).map_err(stop(Exit::Failed))?);
-        paths.retain(|p| p.symlink_metadata().is_ok());
+        let saved = if held { Vec::new() } else { originals.paths() };
+        removals = persist::removal_plan(root, &saved).map_err(stop(Exit::Failed))?;
+        let rule = root.udev_rule(persist::RULE_FILE);
+        let rule_due = removals.iter().any(|f| f.path == rule);
+        let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
+            paths.map(|p| persist::display(root, p)).collect()
+        };
         if real {
-            persist::remove(root, &paths).map_err(stop(Exit::Failed))?;
+            let done = persist::remove_files(root, &removals);
+            persisted.files = shown(&mut done.removed.iter());
+            persisted.left = done
+                .left
+                .iter()
+                .map(|(p, e)| format!("{}: {e}", persist::display(root, p)))
+                .collect();
+            // A rule still in place needs no reload.
+            let rule_gone = done.removed.contains(&rule);
+            persisted.udev_reload = rule_gone.then(|| persist::reload_udev(root, true));
+            removals.retain(|f| done.removed.contains(&f.path));
+        } else {
+            persisted.files = shown(&mut removals.iter().map(|f| &f.path));
+            persisted.udev_reload = rule_due.then(|| persist::reload_udev(root, false));
         }
-        persisted.changed = !paths.is_empty();
-        persisted.files = paths.iter().map(|p| persist::display(root, p)).collect();
+        persisted.changed = !persisted.files.is_empty();
     }
-    Ok(report::build(spec, &inv, &plan, &outcome, persisted))
-}
-
-/// `mdtune --udev NAME`: applies the persisted desired state to array NAME only. Returns the
-/// JSON text to print (udev discards it) and the exit status: 0 when there is nothing to do or
-/// it succeeded. A change or a failure also goes to the system log, where an operator sees it.
-pub fn udev(name: &str, root: &Path) -> (String, Exit) {
-    match udev_run(name, root) {
-        Err(s) => {
-            syslog::log(
-                root,
-                syslog::ERR,
-                &format!("--udev {name} failed: {}", s.msg),
-            );
-            (report::failure(&s.msg).to_string(), s.code)
-        }
-        Ok(None) => {
-            let msg = format!("{name}: nothing persisted to apply");
-            let json =
-                serde_json::json!({"changed": false, "failed": false, "msg": msg, "warnings": []});
-            (json.to_string(), Exit::Ok)
-        }
-        Ok(Some(r)) => {
-            let code = if r.failed { Exit::Failed } else { Exit::Ok };
-            if r.failed {
-                syslog::log(
-                    root,
-                    syslog::ERR,
-                    &format!("--udev {name} failed: {}", r.msg),
-                );
-            } else if r.changed {
-                syslog::log(root, syslog::INFO, &format!("--udev {name}: {}", r.msg));
-            }
-            (r.to_text(), code)
-        }
+    let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
+    note_failed_reload(&mut report);
+    if let Some(diff) = report.diff.as_mut() {
+        diff.extend(removals.iter().map(|f| f.diff(root)));
     }
-}
-
-/// The udev run itself; `None` when nothing is persisted (or the persisted state is not
-/// `present`).
-fn udev_run(name: &str, root: &Path) -> Result<Option<Report>, Stopped> {
-    let valid = !name.is_empty()
-        && name.len() <= 32
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
-        return fail(
-            format!("--udev {name:?}: not an md kernel name"),
-            Exit::Input,
-        );
-    }
-    let state_root = Root::new(root).map_err(stop(Exit::Failed))?;
-    let Some(text) = persist::load_state(&state_root).map_err(stop(Exit::Failed))? else {
-        return Ok(None);
-    };
-    let mut spec = Spec::from_json(&text)
-        .map_err(|e| format!("the persisted state is unusable: {e}"))
-        .map_err(stop(Exit::Input))?;
-    if spec.state != State::Present {
-        return Ok(None);
-    }
-    spec.root = root.to_path_buf();
-    spec.only = Some(name.to_string());
-    spec.persist = false;
-    spec.check_mode = false;
-    spec.diff = false;
-    execute(&spec, lock_wait(UDEV_LOCK_WAIT_MS)).map(Some)
-}
-
-/// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
-/// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run.
-pub mod syslog {
-    use std::fs::OpenOptions;
-    use std::io::Write;
-    use std::os::unix::net::UnixDatagram;
-    use std::path::Path;
-
-    /// Facility daemon (3), severity error (3).
-    pub const ERR: u8 = 3 * 8 + 3;
-    /// Facility daemon (3), severity info (6).
-    pub const INFO: u8 = 3 * 8 + 6;
-
-    pub fn log(root: &Path, priority: u8, msg: &str) {
-        let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
-        if let Ok(sock) = UnixDatagram::unbound() {
-            if sock.send_to(line.as_bytes(), root.join("dev/log")).is_ok() {
-                return;
-            }
-        }
-        // kmsg must exist: never create a file in its place.
-        if let Ok(mut kmsg) = OpenOptions::new().write(true).open(root.join("dev/kmsg")) {
-            let _ = kmsg.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
-        }
-    }
+    Ok(report)
 }
 
 #[cfg(test)]

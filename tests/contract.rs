@@ -495,3 +495,129 @@ fn a_failed_write_rolls_back_the_rest_of_the_run() {
     );
     assert_same_values(&before, &kernel_snapshot(&dir));
 }
+
+#[test]
+fn a_glob_with_a_uuid_that_matches_nothing_exits_2_naming_the_uuid() {
+    let dir = scratch("glob-uuid");
+    demo_host(&dir);
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md*", "uuid": "deadbeef:00000000:00000000:00000000",
+            "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.msg()
+            .contains("arrays[0].uuid: \"deadbeef000000000000000000000000\""),
+        "{}",
+        out.msg()
+    );
+    assert!(!dir.join("run/mdtune.lock").exists());
+}
+
+#[test]
+fn unusable_roots_exit_2_naming_the_path_and_what_is_wrong_in_every_state() {
+    let base = scratch("bad-roots");
+    let file = base.join("a-file");
+    fs::write(&file, "").unwrap();
+    let missing = base.join("missing");
+    for (root, why) in [(&file, "is a regular file"), (&missing, "does not exist")] {
+        for extra in [
+            json!({}),
+            json!({"state": "query"}),
+            json!({"check_mode": true}),
+            json!({"state": "reverted"}),
+            json!({"persist": true}),
+        ] {
+            let out = run(root, extra.clone());
+            assert_eq!(out.code, 2, "{extra}: {}", out.stdout);
+            let want = format!("root: {} {why}", root.display());
+            assert!(
+                out.msg().contains(&want),
+                "{extra}: {:?} lacks {want:?}",
+                out.msg()
+            );
+        }
+        let out = run_args(
+            &["--udev", "md0", "--root", root.to_str().unwrap()],
+            "",
+            &[],
+        );
+        assert_eq!(out.code, 2, "{}", out.stdout);
+        assert!(
+            out.msg().contains(&root.display().to_string()),
+            "{}",
+            out.msg()
+        );
+        assert!(out.msg().contains(why), "{}", out.msg());
+    }
+    assert!(!missing.exists());
+    assert_eq!(fs::read(&file).unwrap(), b"");
+}
+
+#[test]
+fn a_non_utf8_argument_exits_2_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(common::bin())
+        .arg(std::ffi::OsStr::from_bytes(b"/tmp/args-\xff"))
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{json}");
+    assert!(
+        json["msg"].as_str().unwrap().contains("not valid UTF-8"),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_refusal_at_plan_time_writes_nothing_not_even_the_lock() {
+    let dir = scratch("refusal-no-lock");
+    demo_host(&dir);
+    fs::remove_dir_all(dir.join("run")).unwrap();
+    for input in [
+        json!({"arrays": [{"name": "md9", "stripe_cache_size": 4096}]}),
+        json!({"persist": true, "arrays": [{"name": "md1", "stripe_cache_size": 4096}]}),
+    ] {
+        let out = run(&dir, input);
+        assert_eq!(out.code, 2, "{}", out.stdout);
+        assert!(!dir.join("run").exists(), "an exit-2 run created run/");
+        assert!(!dir.join("etc/mdtune").exists());
+    }
+}
+
+#[test]
+fn a_raid5_without_skip_copy_says_this_kernel_does_not_offer_it() {
+    let dir = scratch("no-skip-copy");
+    let r = demo_host(&dir);
+    fs::remove_file(r.md_attr("md0", "skip_copy")).unwrap();
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "md0", "skip_copy": true}]}),
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.msg()
+            .contains("md0 is raid5, but this kernel does not offer it"),
+        "{}",
+        out.msg()
+    );
+}
+
+#[test]
+fn numbers_beyond_64_bits_are_echoed_as_given() {
+    let dir = scratch("huge-number");
+    demo_host(&dir);
+    let text = format!(
+        r#"{{"root": "{}", "arrays": [{{"name": "md0", "stripe_cache_size": 100000000000000000000000000}}]}}"#,
+        dir.display()
+    );
+    let out = run_args(&["-"], &text, &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.msg()
+            .contains("stripe_cache_size: 100000000000000000000000000 is not allowed"),
+        "{}",
+        out.msg()
+    );
+}

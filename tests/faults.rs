@@ -264,7 +264,8 @@ fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
         fifo,
         child.id(),
         vec![
-            Step::Serve("256\n"),  // inventory
+            Step::Serve("256\n"),  // inventory, planned before the lock
+            Step::Serve("256\n"),  // inventory, read again under the lock
             Step::Consume,         // the write
             Step::Serve("2048\n"), // read-back: the kernel kept less
             Step::Serve("2048\n"), // rollback: the live value

@@ -78,10 +78,15 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
     demo_host(&dir);
     let out = run(&dir, desired());
     assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["persist"]["changed"], true);
     assert_eq!(
-        out.json["persist"],
-        json!({"changed": true, "files": ["/etc/mdtune/mdtune.json", "/usr/local/sbin/mdtune",
-            "/etc/udev/rules.d/90-mdtune.rules", "/etc/mdtune/installed.json"]})
+        out.json["persist"]["files"],
+        json!([
+            "/etc/mdtune/installed.json",
+            "/etc/mdtune/mdtune.json",
+            "/usr/local/sbin/mdtune",
+            "/etc/udev/rules.d/90-mdtune.rules"
+        ])
     );
     // The saved input has no root, check_mode, diff or _ansible_* keys.
     let saved: serde_json::Value =
@@ -329,4 +334,430 @@ fn revert_keeps_a_binary_that_persist_did_not_install() {
     for f in [STATE, RULE, "etc/mdtune/installed.json"] {
         assert!(!dir.join(f).exists(), "{f} left after revert");
     }
+}
+
+/// Holds the host lock, as another run would.
+fn hold_lock(dir: &Path) -> fs::File {
+    let held = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("run/mdtune.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    held
+}
+
+#[test]
+fn udev_takes_the_lock_before_it_reads_the_persisted_state() {
+    let dir = scratch("udev-lock-first");
+    let r = demo_host(&dir);
+    let input = json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+    assert_eq!(run(&dir, input).code, 0);
+    reboot(&r);
+    // A newer persist run holds the lock while the udev event arrives, and saves another state.
+    let held = hold_lock(&dir);
+    let root = dir.display().to_string();
+    let child = Command::new(bin())
+        .args(["--udev", "md0", "--root", &root])
+        .env("MDTUNE_LOCK_WAIT", "30")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    fs::write(
+        dir.join(STATE),
+        r#"{"arrays": [{"name": "md0", "stripe_cache_size": 8192}]}"#,
+    )
+    .unwrap();
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    assert_eq!(
+        r.read_md("md0", "stripe_cache_size"),
+        "8192",
+        "the replay applied the state it read before it waited for the lock"
+    );
+}
+
+#[test]
+fn udev_never_writes_its_log_through_a_kmsg_link() {
+    let dir = scratch("kmsg-link");
+    demo_host(&dir);
+    fs::create_dir_all(dir.join("etc/mdtune")).unwrap();
+    // A failing replay logs an error; there is no dev/log socket, so kmsg is the fallback.
+    fs::write(dir.join(STATE), "{not json").unwrap();
+    let outside = scratch("kmsg-outside").join("precious");
+    fs::write(&outside, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dev/kmsg")).unwrap();
+    assert_eq!(udev(&dir, "md0").0, 1);
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "keep me\n");
+
+    // dev/ itself leading out of the root is not followed either.
+    let other = scratch("kmsg-dev-outside");
+    fs::write(other.join("kmsg"), "keep me too\n").unwrap();
+    fs::remove_file(dir.join("dev/kmsg")).unwrap();
+    let real_dev = dir.join("dev.real");
+    fs::rename(dir.join("dev"), &real_dev).unwrap();
+    std::os::unix::fs::symlink(&other, dir.join("dev")).unwrap();
+    assert_eq!(udev(&dir, "md0").0, 1);
+    assert_eq!(
+        fs::read_to_string(other.join("kmsg")).unwrap(),
+        "keep me too\n"
+    );
+
+    // A kmsg inside the root gets the line, appended, and is never created.
+    fs::remove_file(dir.join("dev")).unwrap();
+    fs::rename(&real_dev, dir.join("dev")).unwrap();
+    assert_eq!(udev(&dir, "md0").0, 1);
+    assert!(!dir.join("dev/kmsg").exists(), "kmsg was created");
+    fs::write(dir.join("dev/kmsg"), "earlier line\n").unwrap();
+    assert_eq!(udev(&dir, "md0").0, 1);
+    let kmsg = fs::read_to_string(dir.join("dev/kmsg")).unwrap();
+    assert!(
+        kmsg.starts_with("earlier line\n<27>mdtune: --udev md0 failed: "),
+        "{kmsg}"
+    );
+}
+
+#[test]
+fn udev_accepts_every_kernel_name_md_allows() {
+    let dir = scratch("udev-names");
+    let mut r = FakeRoot::new(&dir, 8);
+    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 4)).collect();
+    r.md("md_hana-data", &MdSpec::default(), &[&d[0], &d[1], &d[2]]);
+    let input = json!({"persist": true, "arrays": [{"name": "md*", "stripe_cache_size": 4096}]});
+    assert_eq!(run(&dir, input).code, 0);
+    r.set_md("md_hana-data", "stripe_cache_size", "256");
+    assert_eq!(udev(&dir, "md_hana-data"), (0, true));
+    assert_eq!(r.read_md("md_hana-data", "stripe_cache_size"), "4096");
+    // The kernel keeps at most 31 bytes of a disk name.
+    assert_eq!(udev(&dir, &format!("md_{}", "a".repeat(28))).0, 0);
+    assert_eq!(udev(&dir, &format!("md_{}", "a".repeat(29))).0, 2);
+}
+
+#[test]
+fn a_change_event_for_an_inactive_array_does_nothing_quietly() {
+    let dir = scratch("udev-inactive");
+    let mut r = FakeRoot::new(&dir, 8);
+    let d: Vec<String> = (0..1).map(|c| r.nvme(c, 4)).collect();
+    // mdadm -I of one member: the array exists, inactive, without its raid456 files.
+    let spec = MdSpec {
+        array_state: "inactive".into(),
+        ..MdSpec::default()
+    };
+    r.md("md0", &spec, &[&d[0]]);
+    fs::create_dir_all(dir.join("etc/mdtune")).unwrap();
+    fs::write(
+        dir.join(STATE),
+        r#"{"arrays": [{"name": "md0", "stripe_cache_size": 4096, "skip_copy": true}]}"#,
+    )
+    .unwrap();
+    let log = syslog(&dir);
+    let before = snapshot(&dir.join("sys"));
+    assert_eq!(udev(&dir, "md0"), (0, false));
+    assert!(
+        logged(&log).is_empty(),
+        "an inactive array logged something"
+    );
+    assert_eq!(snapshot(&dir.join("sys")), before);
+}
+
+/// Runs the binary under `strace -f -e trace=rename*` and returns the renamed-to paths in order.
+fn renames(input: &serde_json::Value) -> Vec<String> {
+    assert!(
+        Path::new("/usr/bin/strace").exists(),
+        "strace is missing: this test needs it (apt-get install strace)"
+    );
+    let log = scratch("strace").join("log");
+    let mut child = Command::new("/usr/bin/strace")
+        .args(["-f", "-qq", "-e", "trace=rename,renameat,renameat2", "-o"])
+        .arg(&log)
+        .arg("--")
+        .arg(bin())
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        input.to_string().as_bytes(),
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.rsplit('"').nth(1).map(String::from))
+        .collect()
+}
+
+#[test]
+fn persist_writes_the_manifest_before_the_files_it_lists_and_removes_stale_temp_files() {
+    let dir = scratch("manifest-first");
+    demo_host(&dir);
+    // Temp files an interrupted run left behind.
+    for stale in [
+        "etc/mdtune/.mdtune.json.mdtune-99999",
+        "usr/local/sbin/.mdtune.mdtune-12345",
+    ] {
+        fs::create_dir_all(dir.join(stale).parent().unwrap()).unwrap();
+        fs::write(dir.join(stale), "half").unwrap();
+    }
+    let mut input = desired();
+    input["root"] = json!(dir);
+    let order = renames(&input);
+    let pos = |f: &str| {
+        order
+            .iter()
+            .position(|p| p.ends_with(f))
+            .unwrap_or_else(|| panic!("{f} never renamed into place: {order:?}"))
+    };
+    let manifest = pos("etc/mdtune/installed.json");
+    for f in [STATE, BINARY, RULE] {
+        assert!(
+            manifest < pos(f),
+            "{f} written before the manifest: {order:?}"
+        );
+    }
+    for (d, n) in [("etc/mdtune", 2), ("usr/local/sbin", 1)] {
+        let names: Vec<_> = fs::read_dir(dir.join(d))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), n, "{d}: {names:?}");
+    }
+}
+
+#[test]
+fn persist_works_through_a_binary_link_inside_the_root_and_refuses_one_out_of_it() {
+    let dir = scratch("binary-link");
+    demo_host(&dir);
+    // stow: /usr/local/sbin/mdtune -> ../stow/mdtune/sbin/mdtune, an older build.
+    let real = dir.join("usr/local/stow/mdtune/sbin/mdtune");
+    fs::create_dir_all(real.parent().unwrap()).unwrap();
+    fs::write(&real, "an older mdtune").unwrap();
+    fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
+    std::os::unix::fs::symlink("../stow/mdtune/sbin/mdtune", dir.join(BINARY)).unwrap();
+    let out = run(&dir, desired());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(fs::symlink_metadata(dir.join(BINARY))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read(&real).unwrap(), fs::read(bin()).unwrap());
+    assert_eq!(run(&dir, desired()).json["changed"], false);
+    // persist did not create the link: revert keeps it and what it points to.
+    assert_eq!(run(&dir, json!({"state": "reverted"})).code, 0);
+    assert!(fs::symlink_metadata(dir.join(BINARY)).is_ok());
+    assert!(real.exists());
+
+    // A link out of the root is refused, naming it, and nothing is written.
+    let other = scratch("binary-link-out");
+    demo_host(&other);
+    let outside = scratch("binary-outside").join("mdtune");
+    fs::write(&outside, "not ours").unwrap();
+    fs::create_dir_all(other.join("usr/local/sbin")).unwrap();
+    std::os::unix::fs::symlink(&outside, other.join(BINARY)).unwrap();
+    let before = snapshot(&other);
+    let out = run(&other, desired());
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.msg().contains("usr/local/sbin/mdtune is a link to")
+            && out.msg().contains("outside the root"),
+        "{}",
+        out.msg()
+    );
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "not ours");
+    let after: Vec<_> = snapshot(&other)
+        .into_iter()
+        .filter(|(p, _, _)| !p.ends_with("run/mdtune.lock"))
+        .collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn persist_and_revert_report_the_udev_reload_a_test_root_does_not_run() {
+    let dir = scratch("reload");
+    demo_host(&dir);
+    let out = run(&dir, desired());
+    let reload = &out.json["persist"]["udev_reload"];
+    assert_eq!(
+        reload["command"], "udevadm control --reload",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(reload["ran"], false);
+    assert!(
+        reload["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("not run: the root is "),
+        "{reload}"
+    );
+    // Nothing changed in the rule: nothing to reload.
+    let again = run(&dir, desired());
+    assert!(
+        again.json["persist"].get("udev_reload").is_none(),
+        "{}",
+        again.stdout
+    );
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(
+        out.json["persist"]["udev_reload"]["ran"], false,
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.json["persist"]["udev_reload"]["command"],
+        "udevadm control --reload"
+    );
+}
+
+#[test]
+fn a_packaged_binary_is_what_the_rule_runs_and_no_copy_is_installed() {
+    let dir = scratch("packaged");
+    demo_host(&dir);
+    let packaged = dir.join("usr/sbin/mdtune");
+    fs::create_dir_all(packaged.parent().unwrap()).unwrap();
+    fs::copy(bin(), &packaged).unwrap();
+    let mut input = desired();
+    input["root"] = json!(dir);
+    let out = Command::new(&packaged)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            std::io::Write::write_all(&mut c.stdin.take().unwrap(), input.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    let rule = fs::read_to_string(dir.join(RULE)).unwrap();
+    assert!(
+        rule.contains("RUN+=\"/usr/sbin/mdtune --udev %k\""),
+        "{rule}"
+    );
+    assert!(!dir.join(BINARY).exists(), "a second copy was installed");
+    let revert = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(revert.code, 0, "{}", revert.stdout);
+    assert!(!dir.join(RULE).exists());
+    assert!(packaged.exists(), "revert removed the packaged binary");
+}
+
+#[test]
+fn a_revert_that_fails_part_way_reports_what_it_restored_removed_and_left() {
+    let dir = scratch("revert-partial");
+    let r = demo_host(&dir);
+    assert_eq!(run(&dir, desired()).code, 0);
+    // The rule cannot be removed (as with chattr +i): a directory in its place.
+    fs::remove_file(dir.join(RULE)).unwrap();
+    fs::create_dir_all(dir.join(RULE).join("x")).unwrap();
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.json["failed"], true);
+    assert_eq!(
+        out.json["changed"], true,
+        "values were restored and files removed"
+    );
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
+    let msg = out.msg();
+    assert!(
+        msg.contains("NOT REMOVED: /etc/udev/rules.d/90-mdtune.rules"),
+        "{msg}"
+    );
+    assert!(msg.contains("restored: md0: "), "{msg}");
+    assert!(msg.contains("stripe_cache_size 4096 -> 256"), "{msg}");
+    assert!(msg.contains("removed /etc/mdtune/mdtune.json"), "{msg}");
+    assert!(!dir.join(STATE).exists());
+    // The manifest stays, so a later revert can finish.
+    assert!(dir.join("etc/mdtune/installed.json").exists());
+    assert!(out.json["persist"]["left"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("/etc/udev/rules.d/90-mdtune.rules: "));
+    fs::remove_dir_all(dir.join(RULE)).unwrap();
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(!dir.join("etc/mdtune/installed.json").exists());
+    assert!(!dir.join(BINARY).exists());
+}
+
+#[test]
+fn a_revert_in_check_mode_says_what_it_would_do_and_its_diff_shows_removed_files() {
+    let dir = scratch("revert-check");
+    demo_host(&dir);
+    assert_eq!(run(&dir, desired()).code, 0);
+    let out = run(
+        &dir,
+        json!({"state": "reverted", "check_mode": true, "diff": true}),
+    );
+    let msg = out.msg();
+    assert!(msg.starts_with("check mode: would revert: md0: "), "{msg}");
+    assert!(
+        msg.contains("would remove /etc/udev/rules.d/90-mdtune.rules"),
+        "{msg}"
+    );
+    let diff = out.json["diff"].as_array().unwrap();
+    let rule = diff
+        .iter()
+        .find(|d| d["before_header"] == "/etc/udev/rules.d/90-mdtune.rules")
+        .unwrap_or_else(|| panic!("no diff for the rule: {}", out.stdout));
+    assert!(rule["before"].as_str().unwrap().contains("--udev %k"));
+    assert_eq!(rule["after"], "");
+    let out = run(&dir, json!({"state": "reverted", "diff": true}));
+    assert!(out.msg().starts_with("reverted: md0: "), "{}", out.msg());
+    assert!(out.json["diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["before_header"] == "/etc/mdtune/mdtune.json"));
+}
+
+#[test]
+fn compliant_covers_the_persisted_files_and_msg_agrees_in_every_state() {
+    let dir = scratch("compliant-files");
+    demo_host(&dir);
+    let query = |extra: serde_json::Value| {
+        let mut input = desired();
+        input
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        run(&dir, input)
+    };
+    // Before persist: values and files due.
+    let q = query(json!({"state": "query"}));
+    assert_eq!(q.json["compliant"], false);
+    assert!(q.msg().starts_with("not compliant: "), "{}", q.msg());
+    assert_eq!(run(&dir, desired()).code, 0);
+    // Right after persist, a query of the same input is compliant.
+    let q = query(json!({"state": "query"}));
+    assert_eq!(q.json["compliant"], true, "{}", q.stdout);
+    assert!(q.msg().starts_with("compliant: "), "{}", q.msg());
+    // Converged values, one file due: neither check mode nor query says compliant.
+    fs::remove_file(dir.join(RULE)).unwrap();
+    let c = query(json!({"check_mode": true}));
+    assert_eq!(c.json["changed"], true, "{}", c.stdout);
+    assert_eq!(c.json["compliant"], false, "{}", c.stdout);
+    assert!(
+        c.msg()
+            .contains("would persist /etc/udev/rules.d/90-mdtune.rules"),
+        "{}",
+        c.msg()
+    );
+    let q = query(json!({"state": "query"}));
+    assert_eq!(q.json["compliant"], false);
+    assert!(q.msg().starts_with("not compliant: "), "{}", q.msg());
+    assert!(
+        q.msg()
+            .contains("persist due: /etc/udev/rules.d/90-mdtune.rules"),
+        "{}",
+        q.msg()
+    );
+    assert_eq!(q.json["changed"], false);
 }

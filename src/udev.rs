@@ -1,0 +1,195 @@
+//! `mdtune --udev NAME`: the persisted udev rule's entry point. It replays the persisted desired
+//! state for one array and logs to the system log, since udev discards stdout.
+//!
+//! The order matters (contract section 6): the name is checked and the root opened first (exit 2,
+//! nothing written), then the lock is taken, and only then is the persisted state read, so a
+//! replay that waited for a revert or a newer `persist` applies what is persisted now. An
+//! inactive array (a `change` event during incremental assembly, or `udevadm trigger`) is left
+//! alone, quietly and successfully: its tunables do not exist yet.
+
+use crate::apply;
+use crate::inventory;
+use crate::persist;
+use crate::report::{self, Report};
+use crate::run::{fail, lock_wait, open_root, scope, stop, tune, Exit, Stopped, UDEV_LOCK_WAIT_MS};
+use crate::spec::{Spec, State};
+use std::path::Path;
+
+/// The longest md kernel name: the kernel keeps disk names in `char disk_name[DISK_NAME_LEN]`
+/// (32 bytes with the terminating NUL), and md's `add_named_array` refuses longer ones.
+pub const MAX_NAME_LEN: usize = 31;
+
+/// What a replay did.
+enum Replay {
+    /// Nothing to do, and why (nothing persisted, the array is inactive, ...).
+    Nothing(String),
+    Ran(Box<Report>),
+}
+
+/// True if and only if `name` is a kernel name md can give an array: `md` followed by letters,
+/// digits, `_`, `.` and `-` (`md0`, `md_d0`, `md_hana-data`), at most [`MAX_NAME_LEN`] bytes.
+pub fn is_md_name(name: &str) -> bool {
+    name.starts_with("md")
+        && (3..=MAX_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Applies the persisted desired state to array NAME only. Returns the JSON text to print (udev
+/// discards it) and the exit status: 0 when there is nothing to do or it succeeded. A change or
+/// a failure also goes to the system log, where an operator sees it.
+pub fn udev(name: &str, root: &Path) -> (String, Exit) {
+    match replay(name, root) {
+        Err(s) => {
+            syslog::log(
+                root,
+                syslog::ERR,
+                &format!("--udev {name} failed: {}", s.msg),
+            );
+            (report::failure(&s.msg).to_string(), s.code)
+        }
+        Ok(Replay::Nothing(msg)) => {
+            let json =
+                serde_json::json!({"changed": false, "failed": false, "msg": msg, "warnings": []});
+            (json.to_string(), Exit::Ok)
+        }
+        Ok(Replay::Ran(r)) => {
+            let code = if r.failed { Exit::Failed } else { Exit::Ok };
+            if r.failed {
+                syslog::log(
+                    root,
+                    syslog::ERR,
+                    &format!("--udev {name} failed: {}", r.msg),
+                );
+            } else if r.changed {
+                syslog::log(root, syslog::INFO, &format!("--udev {name}: {}", r.msg));
+            }
+            (r.to_text(), code)
+        }
+    }
+}
+
+fn replay(name: &str, root_path: &Path) -> Result<Replay, Stopped> {
+    if !is_md_name(name) {
+        return fail(
+            format!(
+                "--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {MAX_NAME_LEN} characters)"
+            ),
+            Exit::Input,
+        );
+    }
+    let root = open_root(root_path)?;
+    let _lock = apply::lock(&root, lock_wait(UDEV_LOCK_WAIT_MS)).map_err(stop(Exit::Failed))?;
+    let Some(text) = persist::load_state(&root).map_err(stop(Exit::Failed))? else {
+        return Ok(Replay::Nothing(format!(
+            "{name}: nothing persisted to apply"
+        )));
+    };
+    let mut spec = Spec::from_json(&text)
+        .map_err(|e| {
+            format!(
+                "the persisted state /etc/mdtune/{} is unusable: {e}",
+                persist::STATE_FILE
+            )
+        })
+        .map_err(stop(Exit::Failed))?;
+    if spec.state != State::Present {
+        return Ok(Replay::Nothing(format!(
+            "{name}: nothing persisted to apply"
+        )));
+    }
+    spec.root = root_path.to_path_buf();
+    spec.only = Some(name.to_string());
+    spec.persist = false;
+    spec.check_mode = false;
+    spec.diff = false;
+    let inv = inventory::read(&root, &scope(&spec)).map_err(stop(Exit::Failed))?;
+    match inv.arrays.first() {
+        None => Ok(Replay::Nothing(format!(
+            "{name}: not an md array on this host"
+        ))),
+        Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(format!(
+            "{name} is inactive: nothing to apply until it runs"
+        ))),
+        Some(_) => tune(&spec, &root, &inv, Exit::Failed).map(|r| Replay::Ran(Box::new(r))),
+    }
+}
+
+/// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
+/// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
+/// confined to the root: `dev/` must resolve inside it, `dev/log` must be a socket, and
+/// `dev/kmsg` is opened with `O_NOFOLLOW`, appending, and never created.
+pub mod syslog {
+    use crate::sysfs::{self, Root};
+    use std::fs::OpenOptions;
+    use std::io::Write;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::net::UnixDatagram;
+    use std::path::Path;
+
+    /// Facility daemon (3), severity error (3).
+    pub const ERR: u8 = 3 * 8 + 3;
+    /// Facility daemon (3), severity info (6).
+    pub const INFO: u8 = 3 * 8 + 6;
+
+    pub fn log(root: &Path, priority: u8, msg: &str) {
+        // An unusable root has no log of its own to write to.
+        let Ok(root) = Root::new(root) else { return };
+        let dev = root.base().join("dev");
+        let file = |name: &str| root.real_file(&dev.join(name)).ok().flatten();
+        if let Some(sock) = file("log") {
+            let is_socket = sock
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_socket());
+            let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
+            if is_socket
+                && UnixDatagram::unbound()
+                    .and_then(|s| s.send_to(line.as_bytes(), &sock))
+                    .is_ok()
+            {
+                return;
+            }
+        }
+        let Some(kmsg) = file("kmsg") else { return };
+        if let Ok(mut f) = OpenOptions::new()
+            .append(true)
+            .custom_flags(sysfs::O_NOFOLLOW)
+            .open(kmsg)
+        {
+            let _ = f.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_name_md_gives_is_accepted() {
+        for ok in [
+            "md0",
+            "md127",
+            "md_d0",
+            "md_hana-data",
+            "md_home.2",
+            "md_a234567890123456789012345678",
+        ] {
+            assert!(is_md_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "md",
+            "..",
+            ".",
+            "md0/../x",
+            "sda",
+            "md 0",
+            "md\n0",
+            "md_a2345678901234567890123456789",
+        ] {
+            assert!(!is_md_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! Property test: random runs (present, check mode, query, persist, revert, udev replays and
+//! reboots, in random order) on random fake hosts, with a fixed seed. After every run it checks
+//! what the contract promises of every report:
+//!
+//! - `changed` is true exactly when a file under the root changed (for a real run), and a check
+//!   mode run's `changed` and `compliant` are what the same real run then reports;
+//! - every setting's `before` is the file's value before the run, and `after` the value after it
+//!   (a real run) or the same file untouched (check mode, query);
+//! - `compliant` is what a fresh query of the same input says just before the run, and a real
+//!   `present` run that succeeded leaves a host that a fresh query calls compliant;
+//! - exit 2 wrote nothing, not even the lock or a directory;
+//! - no file outside the root changed, even when a link in the root points out of it.
+//!
+//! Most runs call the library's entry point in-process (thousands of runs in seconds); a few
+//! hosts are driven through the real binary. `MDTUNE_PROPERTY_RUNS` and `MDTUNE_PROPERTY_SEED`
+//! change the amount and the seed; a failure names the seed, the host and the step.
+
+mod common;
+
+use common::fakeroot::{FakeRoot, MdSpec};
+use common::run_args;
+use mdtune::run::{self, Exit};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+/// xorshift64*: small, fast and deterministic; statistical quality is beside the point here.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// What is under a directory: every file's content, every link's target, every directory.
+type Tree = BTreeMap<PathBuf, Node>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Node {
+    File(Vec<u8>),
+    /// A file too big to read on every snapshot (an installed binary): its size, inode and
+    /// modification time, which a rewrite (temp file and rename) always changes.
+    Big(u64, u64, i64, i64),
+    Link(PathBuf),
+    Dir,
+}
+
+fn tree(dir: &Path) -> Tree {
+    let mut out = Tree::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let meta = fs::symlink_metadata(&p).unwrap();
+            let node = if meta.file_type().is_symlink() {
+                Node::Link(fs::read_link(&p).unwrap())
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+                Node::Dir
+            } else if meta.file_type().is_file() && meta.len() > 65536 {
+                use std::os::unix::fs::MetadataExt;
+                Node::Big(meta.len(), meta.ino(), meta.mtime(), meta.mtime_nsec())
+            } else if meta.file_type().is_file() {
+                Node::File(fs::read(&p).unwrap())
+            } else {
+                continue; // sockets
+            };
+            out.insert(rel, node);
+        }
+    }
+    out
+}
+
+/// The files (not directories) that differ between two trees, without the lock file, which
+/// holds nothing.
+fn changed_files(before: &Tree, after: &Tree) -> Vec<PathBuf> {
+    let files = |t: &Tree| -> BTreeMap<PathBuf, Node> {
+        t.iter()
+            .filter(|(p, n)| **n != Node::Dir && !p.ends_with("run/mdtune.lock"))
+            .map(|(p, n)| (p.clone(), n.clone()))
+            .collect()
+    };
+    let (b, a) = (files(before), files(after));
+    b.keys()
+        .chain(a.keys())
+        .filter(|p| b.get(*p) != a.get(*p))
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// A value as the report types it, as text: `"1"`/`"0"` for booleans, `"system"`, or digits.
+fn report_value(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A value as a fake kernel file holds it, in the same form as [`report_value`].
+fn file_value(text: &str, boolean: bool) -> String {
+    let t = text.trim();
+    if t == "system" || t.ends_with("(system)") {
+        return "system".to_string();
+    }
+    let t = t.trim_end_matches(" (local)");
+    if boolean {
+        return if t == "0" { "0" } else { "1" }.to_string();
+    }
+    t.to_string()
+}
+
+const LEVELS: &[&str] = &["raid5", "raid6", "raid4", "raid1", "raid10", "raid0"];
+
+/// One random host: `root/` is the system root, `outside/` a sibling that no run may touch.
+struct Host {
+    base: PathBuf,
+    root: PathBuf,
+    names: Vec<String>,
+    devnames: Vec<String>,
+    uuids: Vec<String>,
+    fake: FakeRoot,
+}
+
+fn random_host(rng: &mut Rng, base: PathBuf) -> Host {
+    let _ = fs::remove_dir_all(&base);
+    let root = base.join("root");
+    let outside = base.join("outside");
+    fs::create_dir_all(outside.join("rules")).unwrap();
+    fs::write(outside.join("rules/keep.rules"), "# not mdtune's\n").unwrap();
+    fs::write(outside.join("mdtune"), "not mdtune's binary\n").unwrap();
+    fs::write(outside.join("kmsg"), "").unwrap();
+    fs::create_dir_all(outside.join("saved")).unwrap();
+    let mut fake = FakeRoot::new(&root, *rng.pick(&[4, 8, 32]));
+    let (mut names, mut devnames, mut uuids) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ctrl = 0;
+    for i in 0..1 + rng.below(3) {
+        let level = *rng.pick(LEVELS);
+        let members: Vec<String> = (0..2 + rng.below(3))
+            .map(|_| {
+                ctrl += 1;
+                if rng.chance(70) {
+                    let q = *rng.pick(&[1, 2, 4, 8]);
+                    fake.nvme(ctrl, q)
+                } else {
+                    fake.scsi(&format!("sd{}", (b'a' + ctrl as u8) as char), 1)
+                }
+            })
+            .collect();
+        let m: Vec<&str> = members.iter().map(String::as_str).collect();
+        let mut spec = MdSpec::level(level, 0x1000 + i as u32).devname(&format!("data{i}"));
+        if rng.chance(8) {
+            spec.array_state = "inactive".into();
+        }
+        let name = if rng.chance(15) {
+            format!("md_vol-{i}")
+        } else {
+            format!("md{i}")
+        };
+        fake.md(&name, &spec, &m);
+        uuids.push(spec.uuid.clone());
+        names.push(name);
+        devnames.push(format!("data{i}"));
+    }
+    // Some hosts have a link in the root that leads out of it, where mdtune writes.
+    if rng.chance(12) {
+        let (link, target): (&str, &str) = *rng.pick(&[
+            ("etc/udev/rules.d", "rules"),
+            ("usr/local/sbin/mdtune", "mdtune"),
+            ("run/mdtune", "saved"),
+            ("dev/kmsg", "kmsg"),
+        ]);
+        let link = root.join(link);
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        symlink(outside.join(target), link).unwrap();
+    }
+    Host {
+        base,
+        root,
+        names,
+        devnames,
+        uuids,
+        fake,
+    }
+}
+
+fn random_entry(rng: &mut Rng, host: &Host) -> Value {
+    let i = rng.below(host.names.len());
+    let mut e = match rng.below(10) {
+        0..=3 => json!({"name": "md*"}),
+        4..=6 => json!({"name": host.names[i]}),
+        7 => json!({"name": host.devnames[i]}),
+        8 => json!({"uuid": host.uuids[i]}),
+        _ if rng.chance(30) => json!({"name": "md9"}), // matches nothing: exit 2
+        _ => json!({"name": format!("/dev/md/{}", host.devnames[i])}),
+    };
+    let settings: &[(&str, &[Value])] = &[
+        ("stripe_cache_size", &[json!(256), json!(512), json!(4096)]),
+        (
+            "group_thread_cnt",
+            &[json!("auto"), json!("off"), json!(2), json!(8)],
+        ),
+        (
+            "sync_speed_max",
+            &[json!("system"), json!(50000), json!(200000)],
+        ),
+        ("sync_speed_min", &[json!("system"), json!(1000)]),
+        ("skip_copy", &[json!(true), json!(false)]),
+        (
+            "preread_bypass_threshold",
+            &[json!(0), json!(1), json!(100)],
+        ),
+        ("sync_force_parallel", &[json!(true), json!(false)]),
+    ];
+    for (key, values) in settings {
+        if rng.chance(30) {
+            e[*key] = rng.pick(values).clone();
+        }
+    }
+    e
+}
+
+/// A random input. The state and check mode are chosen by the caller.
+fn random_input(rng: &mut Rng, host: &Host) -> Value {
+    let mut input = json!({"diff": true});
+    if rng.chance(85) {
+        let entries: Vec<Value> = (0..1 + rng.below(2))
+            .map(|_| random_entry(rng, host))
+            .collect();
+        input["arrays"] = json!(entries);
+    }
+    if rng.chance(40) {
+        input["thread_policy"] = rng.pick(&[json!("auto"), json!("off"), json!(4)]).clone();
+    }
+    if rng.chance(20) {
+        input["speed_limit_max"] = rng.pick(&[json!(200000), json!(300000)]).clone();
+    }
+    if rng.chance(10) {
+        input["speed_limit_min"] = rng.pick(&[json!(1000), json!(5000)]).clone();
+    }
+    if rng.chance(35) {
+        input["persist"] = json!(true);
+    }
+    if rng.chance(2) {
+        input["stripe_cache"] = json!(1); // unknown key: exit 2
+    }
+    input
+}
+
+/// Runs the module in-process or through the binary.
+fn execute(binary: bool, input: &Value) -> (Value, Exit) {
+    let text = input.to_string();
+    let (out, code) = if binary {
+        let r = run_args(&["-"], &text, &[]);
+        let code = match r.code {
+            0 => Exit::Ok,
+            1 => Exit::Failed,
+            2 => Exit::Input,
+            other => panic!("exit status {other}: {}", r.stdout),
+        };
+        (r.stdout, code)
+    } else {
+        run::module(&text)
+    };
+    let json: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(json["failed"] == true, code != Exit::Ok, "{out}");
+    (json, code)
+}
+
+/// The kernel file behind a report's setting.
+fn setting_file(root: &Path, target: &str, setting: &str) -> PathBuf {
+    if target == "system" {
+        root.join("proc/sys/dev/raid").join(setting)
+    } else {
+        root.join("sys/block").join(target).join("md").join(setting)
+    }
+}
+
+/// Every `(target, setting, before, after, changed)` in a report.
+fn settings(report: &Value) -> Vec<(String, String, Value, Value, bool)> {
+    let mut out = Vec::new();
+    for a in report["arrays"].as_array().into_iter().flatten() {
+        let name = a["name"].as_str().unwrap().to_string();
+        for (k, s) in a["settings"].as_object().into_iter().flatten() {
+            let s = s.clone();
+            out.push((
+                name.clone(),
+                k.clone(),
+                s["before"].clone(),
+                s["after"].clone(),
+                s["changed"] == true,
+            ));
+        }
+    }
+    for (k, s) in report["system"].as_object().into_iter().flatten() {
+        out.push((
+            "system".into(),
+            k.clone(),
+            s["before"].clone(),
+            s["after"].clone(),
+            s["changed"] == true,
+        ));
+    }
+    out
+}
+
+fn read_value(root: &Path, target: &str, setting: &str) -> String {
+    let text = fs::read_to_string(setting_file(root, target, setting)).unwrap();
+    file_value(
+        &text,
+        matches!(setting, "skip_copy" | "sync_force_parallel"),
+    )
+}
+
+/// What a reboot does: kernel defaults back, `run/` empty; `etc/` and `usr/` stay.
+fn reboot(host: &Host) {
+    for name in &host.names {
+        for (attr, default) in [
+            ("group_thread_cnt", "0"),
+            ("stripe_cache_size", "256"),
+            ("preread_bypass_threshold", "1"),
+            ("skip_copy", "0"),
+            ("sync_speed_min", "1000 (system)"),
+            ("sync_speed_max", "200000 (system)"),
+            ("sync_force_parallel", "0"),
+        ] {
+            if host.fake.md_attr(name, attr).exists() {
+                host.fake.set_md(name, attr, default);
+            }
+        }
+    }
+    fs::write(
+        host.root.join("proc/sys/dev/raid/speed_limit_min"),
+        "1000\n",
+    )
+    .unwrap();
+    fs::write(
+        host.root.join("proc/sys/dev/raid/speed_limit_max"),
+        "200000\n",
+    )
+    .unwrap();
+    let run = host.root.join("run");
+    if fs::symlink_metadata(run.join("mdtune")).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir_all(run.join("mdtune")).unwrap();
+    }
+    let _ = fs::remove_file(run.join("mdtune.lock"));
+}
+
+struct Ctx<'a> {
+    seed: u64,
+    host: usize,
+    step: usize,
+    input: &'a Value,
+}
+
+impl Ctx<'_> {
+    fn fail(&self, what: &str, report: &Value) -> ! {
+        panic!(
+            "seed {:#x}, host {}, step {}: {what}\ninput: {}\nreport: {report}",
+            self.seed, self.host, self.step, self.input
+        )
+    }
+}
+
+/// Runs `input` and checks every property. Returns the report and the exit status.
+fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exit) {
+    let state = input["state"].as_str().unwrap_or("present");
+    let check = input["check_mode"] == true;
+    // The fresh query of the same input, before the run.
+    let fresh = (state != "reverted").then(|| {
+        let mut q = input.clone();
+        q["state"] = json!("query");
+        q["check_mode"] = json!(false);
+        execute(binary, &q)
+    });
+    let before = tree(&host.base);
+    let (report, code) = execute(binary, input);
+    let after = tree(&host.base);
+    let outside = |t: &Tree| -> Tree {
+        t.iter()
+            .filter(|(p, _)| p.starts_with("outside"))
+            .map(|(p, n)| (p.clone(), n.clone()))
+            .collect()
+    };
+    if outside(&before) != outside(&after) {
+        ctx.fail("a file outside the root changed", &report);
+    }
+    if code == Exit::Input {
+        if before != after {
+            ctx.fail("exit 2 wrote something", &report);
+        }
+        if let Some((_, c)) = &fresh {
+            if *c != Exit::Input && state != "reverted" {
+                ctx.fail("exit 2, but the fresh query was not refused", &report);
+            }
+        }
+        return (report, code);
+    }
+    let files = changed_files(&before, &after);
+    let real = state != "query" && !check;
+    if !real && !files.is_empty() {
+        ctx.fail(
+            &format!("check mode or query changed files: {files:?}"),
+            &report,
+        );
+    }
+    let file_changed = !files.is_empty();
+    if real && (report["changed"] == true) != file_changed {
+        ctx.fail(
+            &format!("changed disagrees with the files changed: {files:?}"),
+            &report,
+        );
+    }
+    if state == "query" && report["changed"] == true {
+        ctx.fail("a query said changed", &report);
+    }
+    let root = host.root.as_path();
+    for (target, setting, b, a, changed) in settings(&report) {
+        let Some(was) = read_value_in(&before, &target, &setting) else {
+            ctx.fail(
+                &format!("{target} {setting}: reported, but no such file"),
+                &report,
+            );
+        };
+        if report_value(&b) != was {
+            ctx.fail(
+                &format!("{target} {setting}: before {b} but the file held {was}"),
+                &report,
+            );
+        }
+        let now = read_value(root, &target, &setting);
+        if real && code == Exit::Ok && report_value(&a) != now {
+            ctx.fail(
+                &format!("{target} {setting}: after {a} but the file holds {now}"),
+                &report,
+            );
+        }
+        if real && code == Exit::Ok && changed != (was != now) {
+            ctx.fail(
+                &format!("{target} {setting}: changed {changed}, file {was} -> {now}"),
+                &report,
+            );
+        }
+    }
+    if let Some((q, qcode)) = fresh {
+        if qcode == Exit::Ok && code == Exit::Ok && q["compliant"] != report["compliant"] {
+            ctx.fail(
+                &format!("compliant disagrees with a fresh query: {q}"),
+                &report,
+            );
+        }
+    }
+    // A successful real present run converges: a fresh query then says compliant.
+    if real && state == "present" && code == Exit::Ok {
+        let mut q = input.clone();
+        q["state"] = json!("query");
+        let (q, _) = execute(binary, &q);
+        if q["compliant"] != true {
+            ctx.fail(
+                &format!("not compliant right after a present run: {q}"),
+                &report,
+            );
+        }
+    }
+    (report, code)
+}
+
+/// Reads a setting's value from a tree taken before the run.
+fn read_value_in(t: &Tree, target: &str, setting: &str) -> Option<String> {
+    let path = setting_file(Path::new("root"), target, setting);
+    // sys/block/<name> is a link into devices/: follow it inside the tree.
+    let real = if target == "system" {
+        path
+    } else {
+        let Some(Node::Link(l)) = t.get(&Path::new("root/sys/block").join(target)) else {
+            return None;
+        };
+        let dir = normalize(&Path::new("root/sys/block").join(l));
+        dir.join("md").join(setting)
+    };
+    match t.get(&real) {
+        Some(Node::File(b)) => Some(file_value(
+            &String::from_utf8_lossy(b),
+            matches!(setting, "skip_copy" | "sync_force_parallel"),
+        )),
+        _ => None,
+    }
+}
+
+/// Resolves `..` in a relative path without touching the filesystem.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn random_runs_on_random_hosts_keep_every_report_true() {
+    let runs: usize = std::env::var("MDTUNE_PROPERTY_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("MDTUNE_PROPERTY_SEED")
+        .ok()
+        .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(0x6d64_7475_6e65_0001);
+    let mut rng = Rng(seed);
+    let scratch = common::scratch("property");
+    let (mut done, mut host_no) = (0, 0);
+    let mut codes = BTreeMap::new();
+    while done < runs {
+        host_no += 1;
+        let base = scratch.join(format!("host{host_no}"));
+        let host = random_host(&mut rng, base.clone());
+        let binary = host_no % 16 == 0;
+        let steps = 10 + rng.below(20);
+        for step in 0..steps {
+            let mut input = random_input(&mut rng, &host);
+            input["root"] = json!(host.root);
+            let kind = rng.below(100);
+            match kind {
+                0..=4 => {
+                    reboot(&host);
+                    continue;
+                }
+                5..=11 => {
+                    let name = rng.pick(&host.names).clone();
+                    let before = tree(&host.base);
+                    let (out, code) = mdtune::udev::udev(&name, &host.root);
+                    let after = tree(&host.base);
+                    let report: Value = serde_json::from_str(&out).unwrap();
+                    let ctx = Ctx {
+                        seed,
+                        host: host_no,
+                        step,
+                        input: &json!({"udev": name}),
+                    };
+                    let files: Vec<_> = changed_files(&before, &after)
+                        .into_iter()
+                        .filter(|p| !p.starts_with("root/dev"))
+                        .collect();
+                    if files.iter().any(|p| p.starts_with("outside")) {
+                        ctx.fail("udev: a file outside the root changed", &report);
+                    }
+                    let file_changed = !files.is_empty();
+                    if (report["changed"] == true) != file_changed {
+                        ctx.fail(&format!("udev: changed disagrees with {files:?}"), &report);
+                    }
+                    if code == Exit::Input {
+                        ctx.fail("udev: exit 2 for a name the host has", &report);
+                    }
+                    done += 1;
+                    continue;
+                }
+                12..=26 => input["state"] = json!("query"),
+                27..=41 => input["state"] = json!("reverted"),
+                42..=61 => input["check_mode"] = json!(true),
+                _ => {}
+            }
+            if (27..=41).contains(&kind) && rng.chance(30) {
+                input["check_mode"] = json!(true);
+            }
+            let ctx = Ctx {
+                seed,
+                host: host_no,
+                step,
+                input: &input,
+            };
+            let (report, code) = check_run(&host, binary, &input, &ctx);
+            *codes.entry(code as i32).or_insert(0) += 1;
+            done += 1;
+            // Check mode predicts the real run: run it and compare.
+            if input["check_mode"] == true && code == Exit::Ok {
+                let mut real = input.clone();
+                real["check_mode"] = json!(false);
+                let ctx = Ctx {
+                    seed,
+                    host: host_no,
+                    step,
+                    input: &real,
+                };
+                let (r, c) = check_run(&host, binary, &real, &ctx);
+                done += 1;
+                if c == Exit::Ok
+                    && (r["changed"] != report["changed"] || r["compliant"] != report["compliant"])
+                {
+                    ctx.fail(&format!("check mode predicted {report}"), &r);
+                }
+            }
+        }
+        fs::remove_dir_all(&base).unwrap();
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    eprintln!("{done} runs on {host_no} hosts; exit statuses {codes:?}");
+    // The generator must reach every outcome, or the properties prove little.
+    for code in [0, 1, 2] {
+        assert!(
+            codes.get(&code).copied().unwrap_or(0) > 0,
+            "no run exited {code}: {codes:?}"
+        );
+    }
+}
