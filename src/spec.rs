@@ -177,6 +177,16 @@ pub const ENTRY_KEYS: &[&str] = &[
 pub const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
 /// Keys a run uses but `persist` does not save.
 const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
+/// Keys the read-only `mdtune_info` module refuses: it always runs `state: query`.
+const INFO_REFUSED_KEYS: &[&str] = &["state", "persist"];
+
+/// True if and only if Ansible runs this binary as the `mdtune_info` module (`mdtune_info`,
+/// `mdtune.mdraid.mdtune_info`, or a per-architecture `mdtune_info_<arch>`), which only reports.
+fn is_info_module(map: &Map<String, Json>) -> bool {
+    let name = map.get("_ansible_module_name").and_then(Json::as_str);
+    let short = name.map_or("", |n| n.rsplit('.').next().unwrap_or(n));
+    short == "mdtune_info" || short.starts_with("mdtune_info_")
+}
 
 impl Spec {
     /// Parses and validates the module's input text.
@@ -195,6 +205,18 @@ impl Spec {
     pub fn from_map(map: Map<String, Json>) -> Result<Spec, SpecError> {
         check_keys("", &map, TOP_KEYS, true)?;
         let get = |k: &str| map.get(k).filter(|v| !v.is_null());
+        let info = is_info_module(&map);
+        let refused = INFO_REFUSED_KEYS
+            .iter()
+            .find_map(|k| get(k).map(|v| (*k, v)));
+        if let (true, Some((key, v))) = (info, refused) {
+            return Err(invalid(
+                key,
+                v,
+                "no state or persist: mdtune_info only reports (state: query); \
+                 use mdtune to change values",
+            ));
+        }
         let flag =
             |k: &str| -> Result<bool, SpecError> { get(k).map_or(Ok(false), |v| parse_bool(k, v)) };
 
@@ -241,6 +263,7 @@ impl Spec {
             }
         }
         let state = match get("state") {
+            None if info => State::Query,
             None => State::Present,
             Some(v) => match v.as_str() {
                 Some("present") => State::Present,
@@ -696,6 +719,40 @@ mod tests {
         let mut keys: Vec<_> = s.persisted.keys().cloned().collect();
         keys.sort();
         assert_eq!(keys, ["arrays", "persist"]);
+    }
+
+    #[test]
+    fn mdtune_info_only_queries_and_refuses_state_and_persist() {
+        for name in [
+            "mdtune_info",
+            "mdtune.mdraid.mdtune_info",
+            "mdtune.mdraid.mdtune_info_aarch64",
+        ] {
+            let s =
+                spec(json!({"_ansible_module_name": name, "arrays": [{"name": "md0"}]})).unwrap();
+            assert_eq!(s.state, State::Query, "{name}");
+            let e = err(json!({"_ansible_module_name": name, "state": "present"}));
+            assert!(
+                e.starts_with("state: \"present\"") && e.contains("mdtune_info"),
+                "{e}"
+            );
+            let e = err(json!({"_ansible_module_name": name, "persist": false}));
+            assert!(
+                e.starts_with("persist: false") && e.contains("mdtune_info"),
+                "{e}"
+            );
+        }
+        for name in [
+            "mdtune",
+            "mdtune.mdraid.mdtune",
+            "mdtune.mdraid.mdtune_x86_64",
+            "my_mdtune_information",
+        ] {
+            let s = spec(json!({"_ansible_module_name": name, "persist": true})).unwrap();
+            assert_eq!(s.state, State::Present, "{name}");
+        }
+        let s = spec(json!({"_ansible_module_name": "mdtune", "state": "query"})).unwrap();
+        assert_eq!(s.state, State::Query);
     }
 
     #[test]
