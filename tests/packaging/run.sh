@@ -64,10 +64,11 @@ licdir=$(rpm --eval '%{_defaultlicensedir}')
 for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
   [ -f "$p" ] || { fail "$p was not built"; continue; }
-  printf '%s\n' "$docdir/mdtune-$version/README.md" "$licdir/mdtune-$version/LICENSE" \
+  printf '%s\n' "$docdir/mdtune-$version/README.md" "$docdir/mdtune-$version/reference.md" \
+    "$licdir/mdtune-$version/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz | sort >"$tmp/want"
   files "$p" >"$tmp/got"
-  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README and LICENSE, nothing else" \
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md and LICENSE, nothing else" \
     diff -u "$tmp/want" "$tmp/got"
   check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
   # A static binary needs no library: only the dynamic-linker hash style rpm always records.
