@@ -156,12 +156,19 @@ impl Root {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(outside(path));
         };
-        if !dir.exists() {
-            return Ok(None);
-        }
-        match self.confine_to_root(dir) {
-            Some(real) => Ok(Some(real.join(name))),
-            None => Err(outside(path)),
+        // One open and one readlink of /proc/self/fd, instead of a realpath(3) walk that asks
+        // about every component of the root's own path (it runs once per array).
+        const ENOTDIR: i32 = 20;
+        const ELOOP: i32 = 40;
+        match Dir::open_within(dir, &self.base) {
+            Ok(real) => Ok(Some(real.path().join(name))),
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP)) =>
+            {
+                Ok(None)
+            }
+            Err(_) => Err(outside(path)),
         }
     }
 
