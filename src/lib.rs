@@ -6,8 +6,8 @@
 //! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
 //! [`persist`] keeps the desired state across reboots, [`originals`] the values saved before the
 //! first change, for `state: reverted`; [`run`] is the glue that [`main`](../mdtune/index.html)
-//! calls, and [`udev`] the entry point of the persisted udev rule. Every path is built by
-//! [`sysfs`]; the values it reads and writes are parsed by [`values`].
+//! calls, [`udev`] the entry point of the persisted udev rule and [`rule`] its text and reload.
+//! Every path is built by [`sysfs`]; the values it reads and writes are parsed by [`values`].
 //! [`topology`] follows members down to their hardware queues for [`inventory`]; [`auto`]
 //! derives `group_thread_cnt` from them; [`hold`] says what waits for a reshape or for mdmon;
 //! [`kernel`] is the one table of kernel facts these decisions rest on.
@@ -15,13 +15,17 @@
 pub mod apply;
 pub mod auto;
 mod dirfd;
+pub mod entry;
 pub mod hold;
+pub mod input;
 pub mod inventory;
 pub mod kernel;
 pub mod originals;
 pub mod persist;
 pub mod plan;
+pub mod policy;
 pub mod report;
+pub mod rule;
 pub mod run;
 pub mod spec;
 pub mod sysfs;

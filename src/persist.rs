@@ -10,7 +10,8 @@
 //! (a temp file beside it, then a rename) and only when its content differs; temp files left by
 //! an interrupted run are removed by the next run that writes or removes in that directory.
 
-use crate::report::{Diff, Reload};
+use crate::report::Diff;
+use crate::rule::{udev_rule, RULE_FILE};
 use crate::sysfs::{self, Root};
 use serde_json::{Map, Value as Json};
 use std::fs;
@@ -19,40 +20,16 @@ use std::io;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 /// The persisted desired state, under `etc/mdtune/`.
 pub const STATE_FILE: &str = "mdtune.json";
-/// The udev rule, under `etc/udev/rules.d/`.
-pub const RULE_FILE: &str = "90-mdtune.rules";
 /// Under `etc/mdtune/`: the persisted files mdtune created (that did not exist before), so a
 /// revert removes those and never a binary that a package or a formula put in place.
 pub const MANIFEST_FILE: &str = "installed.json";
 /// Where a distribution package installs the binary (relative to the root). When this is the
 /// running binary, the rule runs it and no copy goes to `usr/local/sbin`.
 pub const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
-/// What tells udevd to re-read its rules. udevd checks rule timestamps at most every 3 s, at its
-/// next event, so an array assembled right after `persist` could otherwise miss the new rule.
-pub const RELOAD_COMMAND: &str = "udevadm control --reload";
-/// udevd's control socket: it exists while udevd runs.
-const UDEV_CONTROL: &str = "/run/udev/control";
-
-/// The udev rule that runs `binary` (an absolute path on the target system): md devices only,
-/// `change` events only (on `add` the md/ files do not exist yet). mdtune reads before it
-/// writes, so the repeated events from mdadm's `watch` option cost reads only.
-pub fn udev_rule(binary: &str) -> String {
-    format!(
-        "\
-# Installed by mdtune (persist: true); removed by state: reverted.
-# Re-applies the desired state saved in /etc/mdtune/mdtune.json to an md array whenever it
-# changes (assembly, re-assembly, reshape). mdtune compares before it writes, so the repeated
-# change events caused by mdadm's udev watch option cost reads only, never a write.
-SUBSYSTEM==\"block\", ACTION==\"change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\"disk\", TEST==\"md/level\", RUN+=\"{binary} --udev %k\"
-"
-    )
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum PersistError {
     #[error("cannot write {path}: {source}")]
@@ -413,59 +390,6 @@ pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
     done
 }
 
-/// Tells udevd that the rule changed ([`RELOAD_COMMAND`]), when that makes sense: a real run
-/// (`run`), on the host itself (root `/`), with udevd running. Otherwise says what would be run
-/// and why it was not. This is the only program mdtune ever starts.
-pub fn reload_udev(root: &Root, run: bool) -> Reload {
-    let not_run = |why: String| Reload {
-        command: RELOAD_COMMAND,
-        ran: false,
-        result: format!("not run: {why}"),
-    };
-    if !run {
-        return not_run("check mode".into());
-    }
-    if root.base() != Path::new("/") {
-        return not_run(format!(
-            "the root is {}, not /; run it on the host that boots from this root",
-            root.base().display()
-        ));
-    }
-    if !Path::new(UDEV_CONTROL).exists() {
-        return not_run(format!("udevd is not running ({UDEV_CONTROL} is missing)"));
-    }
-    let Some(udevadm) = [
-        "/usr/bin/udevadm",
-        "/bin/udevadm",
-        "/sbin/udevadm",
-        "/usr/sbin/udevadm",
-    ]
-    .into_iter()
-    .find(|p| Path::new(p).exists()) else {
-        return not_run("udevadm is not installed".into());
-    };
-    let result = match Command::new(udevadm)
-        .args(["control", "--reload"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-    {
-        Ok(out) if out.status.success() => "reloaded".to_string(),
-        Ok(out) => format!(
-            "failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-        Err(e) => format!("failed: cannot run {udevadm}: {e}"),
-    };
-    Reload {
-        command: RELOAD_COMMAND,
-        ran: true,
-        result,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,15 +402,5 @@ mod tests {
         assert!(!is_temp(".mdtune.json.mdtune-"));
         assert!(!is_temp(".mdtune.json.mdtune-12a"));
         assert!(!is_temp("x.mdtune-12"));
-    }
-
-    #[test]
-    fn the_rule_runs_the_binary_it_is_given() {
-        let rule = udev_rule("/usr/sbin/mdtune");
-        assert!(
-            rule.contains("RUN+=\"/usr/sbin/mdtune --udev %k\""),
-            "{rule}"
-        );
-        assert!(rule.contains("ENV{DEVTYPE}==\"disk\""), "{rule}");
     }
 }

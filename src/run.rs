@@ -9,6 +9,7 @@ use crate::originals::Originals;
 use crate::persist;
 use crate::plan;
 use crate::report::{self, Persist, Report};
+use crate::rule;
 use crate::spec::{Spec, State};
 use crate::sysfs::Root;
 use std::path::Path;
@@ -127,23 +128,46 @@ pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     if !writes {
         return match spec.state {
             State::Reverted => revert(spec, &root),
-            State::Present | State::Query => present(spec, &root, Exit::Input),
+            State::Present | State::Query => present(spec, &root, Refusal::Input),
         };
     }
     // Locking a lock file that is already there writes nothing, so then the host is read once,
     // under the lock, and a refusal is still exit 2. Only a run that must create run/mdtune.lock
     // (the first on a host) plans before it, then reads the host again under the lock.
     let lock_exists = root.run().join("mdtune.lock").is_file();
-    let mut refusal = Exit::Input;
+    let mut refusal = Refusal::Input;
     if spec.state == State::Present && !lock_exists {
         let inv = inventory::read(&root, &scope(spec)).map_err(stop(Exit::Failed))?;
         plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
-        refusal = Exit::Failed;
+        refusal = Refusal::AfterWait;
     }
     let _lock = apply::lock(&root, wait).map_err(stop(Exit::Failed))?;
     match spec.state {
         State::Reverted => revert(spec, &root),
         State::Present | State::Query => present(spec, &root, refusal),
+    }
+}
+
+/// What a plan the host refuses (an exact name matching nothing, ...) means, by when it happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Nothing written yet: unusable input, exit 2.
+    Input,
+    /// Planned again under the lock: the host changed while the run waited, exit 1.
+    AfterWait,
+    /// A udev replay of the persisted state: the state no longer fits the array, exit 1.
+    Replay,
+}
+
+impl Refusal {
+    fn stop(self, e: plan::PlanError) -> Stopped {
+        match self {
+            Refusal::Input => stop(Exit::Input)(e),
+            Refusal::AfterWait => stop(Exit::Failed)(format!(
+                "the host changed while this run waited for the lock: {e}"
+            )),
+            Refusal::Replay => stop(Exit::Failed)(format!("the persisted state: {e}")),
+        }
     }
 }
 
@@ -155,9 +179,8 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
     }
 }
 
-/// Reads the host and tunes it. `refusal` is the exit status of a plan the host refuses: 2
-/// before anything was written, 1 once the lock is taken (the host changed while waiting).
-fn present(spec: &Spec, root: &Root, refusal: Exit) -> Result<Report, Stopped> {
+/// Reads the host and tunes it.
+fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, Stopped> {
     let inv = inventory::read(root, &scope(spec)).map_err(stop(Exit::Failed))?;
     tune(spec, root, &inv, refusal)
 }
@@ -166,14 +189,9 @@ pub(crate) fn tune(
     spec: &Spec,
     root: &Root,
     inv: &Inventory,
-    refusal: Exit,
+    refusal: Refusal,
 ) -> Result<Report, Stopped> {
-    let plan = plan::plan(spec, inv).map_err(|e| match refusal {
-        Exit::Input => stop(Exit::Input)(e),
-        _ => stop(refusal)(format!(
-            "the host changed while this run waited for the lock: {e}"
-        )),
-    })?;
+    let plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
     let real = spec.state == State::Present && !spec.check_mode;
 
     let files = if spec.persist {
@@ -184,7 +202,7 @@ pub(crate) fn tune(
     let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
     let rule_due = due
         .iter()
-        .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
+        .any(|f| f.path == root.udev_rule(rule::RULE_FILE));
     let mut persisted = Persist {
         changed: spec.state == State::Present && !due.is_empty(),
         files: due
@@ -193,7 +211,7 @@ pub(crate) fn tune(
             .collect(),
         left: Vec::new(),
         udev_reload: (rule_due && spec.state == State::Present)
-            .then(|| persist::reload_udev(root, false)),
+            .then(|| rule::reload_udev(root, false)),
     };
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
@@ -213,7 +231,7 @@ pub(crate) fn tune(
         persist::undo_files(root, &files);
         persisted = Persist::default();
     } else if real && rule_due {
-        persisted.udev_reload = Some(persist::reload_udev(root, true));
+        persisted.udev_reload = Some(rule::reload_udev(root, true));
     }
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
@@ -280,7 +298,7 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     if outcome.failure.is_none() {
         let saved = if held { Vec::new() } else { originals.paths() };
         removals = persist::removal_plan(root, &saved).map_err(stop(Exit::Failed))?;
-        let rule = root.udev_rule(persist::RULE_FILE);
+        let rule = root.udev_rule(rule::RULE_FILE);
         let rule_due = removals.iter().any(|f| f.path == rule);
         let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
             paths.map(|p| persist::display(root, p)).collect()
@@ -295,11 +313,11 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
                 .collect();
             // A rule still in place needs no reload.
             let rule_gone = done.removed.contains(&rule);
-            persisted.udev_reload = rule_gone.then(|| persist::reload_udev(root, true));
+            persisted.udev_reload = rule_gone.then(|| rule::reload_udev(root, true));
             removals.retain(|f| done.removed.contains(&f.path));
         } else {
             persisted.files = shown(&mut removals.iter().map(|f| &f.path));
-            persisted.udev_reload = rule_due.then(|| persist::reload_udev(root, false));
+            persisted.udev_reload = rule_due.then(|| rule::reload_udev(root, false));
         }
         persisted.changed = !persisted.files.is_empty();
     }

@@ -11,7 +11,9 @@ use crate::apply;
 use crate::inventory;
 use crate::persist;
 use crate::report::{self, Report};
-use crate::run::{fail, lock_wait, open_root, scope, stop, tune, Exit, Stopped, UDEV_LOCK_WAIT_MS};
+use crate::run::{
+    fail, lock_wait, open_root, scope, stop, tune, Exit, Refusal, Stopped, UDEV_LOCK_WAIT_MS,
+};
 use crate::spec::{Spec, State};
 use std::path::Path;
 
@@ -112,7 +114,7 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, Stopped> {
         Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(format!(
             "{name} is inactive: nothing to apply until it runs"
         ))),
-        Some(_) => tune(&spec, &root, &inv, Exit::Failed).map(|r| Replay::Ran(Box::new(r))),
+        Some(_) => tune(&spec, &root, &inv, Refusal::Replay).map(|r| Replay::Ran(Box::new(r))),
     }
 }
 

@@ -3,10 +3,11 @@
 
 Usage: check.py RUN_DIR...   (each written by tests/vm/run.sh: boot.txt, results.log, console.log)
 
-Reads the records tests/vm/scenarios.sh printed in each guest (see its header), checks every
+Reads the records the guest scripts printed in each boot (see tests/vm/guest/lib.sh), checks every
 scenario against what the guest itself read from sysfs, prints one line per check and ends with
 "N passed, N failed". Exit status 0 only when nothing failed. A boot that did not finish fails
-its "boot" check and every scenario check whose records are missing.
+its "boot" check and every scenario check whose records are missing. Lines starting with "info"
+are measurements (time per boot phase, the rule's time per event, query's system calls), not checks.
 """
 import json
 import os
@@ -19,8 +20,10 @@ class Run:
 
     def __init__(self, directory):
         self.dir = directory
-        self.series, self.abi, self.mp, self.qemu_rc = open(os.path.join(directory, "boot.txt")).read().split()
+        (self.series, self.abi, self.mp, self.qemu_rc, self.phase,
+         self.seconds, self.cpu) = open(os.path.join(directory, "boot.txt")).read().split()
         self.facts, self.vals, self.runs, self.inputs, self.steps = {}, {}, {}, {}, {}
+        self.blocks, self.at = {}, []
         self.done = None
         path = os.path.join(directory, "results.log")
         lines = open(path, errors="replace").read().replace("\r", "").split("\n") if os.path.exists(path) else []
@@ -36,6 +39,15 @@ class Run:
                 self.vals[(parts[1], parts[2])] = parts[3] if len(parts) > 3 else ""
             elif kind == "@@STEP":
                 self.steps[parts[1]] = int(parts[2])
+            elif kind == "@@AT" and len(parts) >= 3:
+                self.at.append((float(parts[1]), parts[2]))
+            elif kind == "@@BLOCK" and len(parts) >= 2:
+                name, text = parts[1], []
+                while i < len(lines) and lines[i] != f"@@ENDBLOCK {name}":
+                    text.append(lines[i])
+                    i += 1
+                i += 1
+                self.blocks[name] = text
             elif kind == "@@INPUT":
                 self.inputs[parts[1]] = line.split(" ", 2)[2]
             elif kind == "@@DONE":
@@ -54,7 +66,7 @@ class Run:
 
     @property
     def label(self):
-        return f"{self.series}/multipath={self.mp}"
+        return f"{self.series}/{self.phase}(mp={self.mp})"
 
     # --- accessors that fail with a useful message -------------------------------------------
     def result(self, tag, rc=0):
@@ -87,6 +99,39 @@ class Run:
 
     def queues(self, i):
         return int(self.fact(f"queues.{i}"))
+
+    def block(self, name):
+        assert name in self.blocks, f"no {name} text recorded (guest stopped early?)"
+        return self.blocks[name]
+
+    def rc(self, tag):
+        assert tag in self.runs, f"no mdtune run {tag!r} recorded (guest stopped early?)"
+        return self.runs[tag]["rc"]
+
+    def cap(self):
+        """auto's default max: online CPUs / possible NUMA nodes, at least 1 (contract 2)."""
+        return max(1, int(self.fact("cpus")) // nodes(self.fact("nodes.possible")))
+
+    def marks(self):
+        """Kernel-log time marks (seconds) by name."""
+        out = {}
+        for line in self.blocks.get("marks", []):
+            m = re.match(r"\[\s*([0-9.]+)\]\s+@@T (\S+)", line)
+            if m:
+                out[m.group(2)] = float(m.group(1))
+        return out
+
+
+def nodes(text):
+    """Number of nodes in a kernel node list such as "0-1" or "0"."""
+    n = 0
+    for part in text.strip().split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            n += int(b) - int(a) + 1
+        elif part:
+            n += 1
+    return max(n, 1)
 
 
 def array(result, name):
@@ -124,9 +169,6 @@ def scenarios(run):
     def q2():
         return min(run.queues(i) for i in P5)
 
-    def cpus():
-        return int(run.fact("cpus"))
-
     def boot():
         assert run.done is not None, f"guest never finished (qemu exit {run.qemu_rc}; see {run.dir}/console.log)"
         expect(run.done, "0", "guest script exit status")
@@ -136,8 +178,9 @@ def scenarios(run):
 
     def layout():
         expect(run.fact("multipath"), run.mp, "nvme_core multipath parameter")
-        expect(len({run.disk(i) for i in range(8)}), 8, "distinct NVMe namespaces found by serial")
-        heads = {run.fact(f"headmq.{i}") for i in range(8)}
+        drives = range(21) if run.phase == "first" else range(11)
+        expect(len({run.disk(i) for i in drives}), len(drives), "distinct NVMe namespaces found by serial")
+        heads = {run.fact(f"headmq.{i}") for i in drives}
         # multipath=Y: the namespace head has no mq/, queues live on hidden nvmeXcYnZ paths.
         expect(heads, {"yes"} if run.mp == "N" else {"no"}, "mq/ on /sys/block/nvmeXn1")
         for i in range(8):
@@ -173,7 +216,7 @@ def scenarios(run):
     def s1_auto():
         r = run.result("s1")
         for md, q in (("md0", q0()), ("md2", q2())):
-            want = auto_value(q, cpus())
+            want = auto_value(q, run.cap())
             expect(setting(r, md, "group_thread_cnt").get("after"), want, f"{md} group_thread_cnt after")
             expect(run.val("s1.after", f"{md}/group_thread_cnt"), str(want), f"{md} kernel group_thread_cnt")
 
@@ -273,7 +316,7 @@ def scenarios(run):
         expect(r.get("changed"), False, "s7c changed")
 
     def s8():
-        want_gtc = auto_value(q0(), cpus())
+        want_gtc = auto_value(q0(), run.cap())
         expect(run.val("s7b.after", "md0/group_thread_cnt"), str(want_gtc), "md0 group_thread_cnt before the stop")
         got = [run.val("s8.before", f"md0/{a}") for a in ("group_thread_cnt", "stripe_cache_size")]
         expect(got, ["0", "256"], "kernel group_thread_cnt, stripe_cache_size after re-assembly (defaults)")
@@ -290,7 +333,7 @@ def scenarios(run):
                [str(want_gtc), "2048", "40000 (local)"], "kernel md0 values after the run")
 
     def s9():
-        want = [str(auto_value(q2(), cpus())), "4096", "30000 (local)"]
+        want = [str(auto_value(q2(), run.cap())), "4096", "30000 (local)"]
         keys = ["md2/group_thread_cnt", "md2/stripe_cache_size", "md2/sync_speed_max"]
         r = run.result("s9a")
         files = (r.get("persist") or {}).get("files") or []
@@ -309,11 +352,11 @@ def scenarios(run):
         expect([run.val("s9c.after", k) for k in keys], want, "kernel md2 after the second --udev run")
 
     def s9_log():
-        # README: --udev logs to the system log (/dev/kmsg here) only when it changed something.
-        assert int(run.fact("kmsg.s9b")) >= 1, "mdtune --udev md2 changed values but logged nothing to the kernel log"
-        text = run.fact("kmsg.s9b.text")
-        assert "md2" in text and "stripe_cache_size" in text, f"kernel log does not name md2 and stripe_cache_size: {text!r}"
-        expect(run.fact("kmsg.s9c"), run.fact("kmsg.s9b"), "mdtune lines in the kernel log after a repeated --udev event")
+        # Contract 1: --udev logs to syslog (busybox syslogd on /dev/log here) only on change or failure.
+        assert int(run.fact("log.s9b")) >= 1, "mdtune --udev md2 changed values but logged nothing to syslog"
+        text = run.fact("log.s9b.text")
+        assert "md2" in text and "stripe_cache_size" in text, f"syslog does not name md2 and stripe_cache_size: {text!r}"
+        expect(run.fact("log.s9c"), run.fact("log.s9b"), "mdtune lines in syslog after a repeated --udev event")
 
     def s10():
         r = run.result("s10a")
@@ -334,6 +377,9 @@ def scenarios(run):
         r = run.result("s10b")
         expect(r.get("changed"), False, "second revert changed")
 
+    if run.phase == "second":
+        return [("boot: guest ran all scenarios", boot),
+                ("layout: NVMe layout and queue counts as configured", layout)] + second_checks(run)
     return [
         ("boot: guest ran all scenarios", boot),
         ("layout: NVMe layout and queue counts as configured", layout),
@@ -352,8 +398,336 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
+    ] + issue11_checks(run) + udev_checks(run)
+
+
+
+def member_named(result, md, pattern):
+    """The member of array md whose name matches the regex pattern."""
+    members = array(result, md).get("members", [])
+    found = [m for m in members if re.fullmatch(pattern, str(m.get("name")))]
+    assert found, f"{md}: no member named like {pattern!r} (members: {[m.get('name') for m in members]})"
+    return found[0]
+
+
+def disk_or_path(run, i):
+    """Regex for the kernel name of drive i or one of its NVMe paths (multipath=Y)."""
+    disk = run.disk(i)
+    sub, ns = re.fullmatch(r"nvme(\d+)n(\d+)", disk).groups()
+    return rf"{disk}|nvme{sub}c\d+n{ns}"
+
+
+def resolves_to_drives(run, result, md, drives, count):
+    """Every member of md resolves to one of the NVMe drives, with that drive's queue count."""
+    members = array(result, md).get("members", [])
+    expect(len(members), count, f"{md} member count")
+    for m in members:
+        # What a member resolved to: its device, or (dm, nested md) the devices listed as its paths.
+        names = [str(m.get("device"))] + [str(p.get("name")) for p in m.get("paths") or []]
+        i = next((i for i in drives if any(re.fullmatch(disk_or_path(run, i), n) for n in names)), None)
+        assert i is not None, (f"{md}: member {m.get('name')} resolved to {names}, expected one "
+                               f"of {[run.disk(i) for i in drives]} (or their paths): {m}")
+        expect(m.get("hw_queues"), run.queues(i), f"{md}: member {m.get('name')} hw_queues")
+
+
+def logged_writes(lines, md):
+    """{setting: count} of the changes mdtune --udev logged for md ("setting a -> b")."""
+    counts = {}
+    for line in lines:
+        if "mdtune" not in line or f"--udev {md}:" not in line:
+            continue
+        for setting in re.findall(r"(\w+) \S+ -> \S+", line.split(f"--udev {md}:", 1)[1]):
+            counts[setting] = counts.get(setting, 0) + 1
+    return counts
+
+
+def mdtune_errors(lines):
+    return [line for line in lines if "mdtune" in line and ("failed" in line or ".err" in line)]
+
+
+# The state u1 and u4 persist (first boot) and the second boot finds applied.
+PERSISTED = {"md0": {"stripe_cache_size": "1024", "sync_speed_min": "2000 (local)"},
+             "md2": {"stripe_cache_size": "4096", "skip_copy": "1"},
+             "md1": {"sync_speed_min": "3000 (local)"}}
+
+
+def persisted_values_ok(run, tag, gtc_cap, arrays=("md0", "md2", "md1")):
+    """The kernel shows every persisted value at tag; group_thread_cnt is auto's."""
+    for md in arrays:
+        for attr, value in PERSISTED[md].items():
+            expect(run.val(tag, f"{md}/{attr}"), value, f"{tag}: kernel {md}/{attr}")
+    for md, drives in (("md0", R5), ("md2", P5)):
+        if md not in arrays:
+            continue
+        expect(run.val(tag, f"{md}/group_thread_cnt"),
+               str(auto_value(min(run.queues(i) for i in drives), gtc_cap)), f"{tag}: kernel {md}/group_thread_cnt (auto)")
+
+
+def issue11_checks(run):
+    """Issue 11 on the first boot: the layouts real hosts have."""
+    def i1_dm():
+        r = run.result("i11")
+        resolves_to_drives(run, r, "md3", [8, 9, 10], 3)
+        expect(array(r, "md3").get("hw_queues"), min(run.queues(i) for i in (8, 9, 10)), "md3 hw_queues")
+        expect(run.val("i11.after", "md3/group_thread_cnt"), str(auto_value(run.queues(8), 64)), "kernel md3 group_thread_cnt")
+
+    def i1_nested():
+        r = run.result("i11")
+        want = min(run.queues(i) for i in (8, 9, 10))
+        expect(array(r, "md4").get("hw_queues"), want, "md4 (raid5 over raid1 arrays of partitions) hw_queues")
+        expect(run.val("i11.after", "md4/group_thread_cnt"), str(auto_value(want, 64)), "kernel md4 group_thread_cnt")
+
+    def i2_roles():
+        roles = run.fact("md6.roles")
+        for want in ("spare", "journal", "faulty"):
+            assert want in roles, f"harness: md6 shows no {want} member ({roles!r})"
+        r = run.result("i11")
+        active = min(run.queues(i) for i in (11, 12, 13))
+        assert run.queues(14) < active, "harness: the spare/journal/failed drive must have fewer queues"
+        expect(array(r, "md6").get("hw_queues"), active, "md6 hw_queues (active members only)")
+        expect(run.val("i11.after", "md6/group_thread_cnt"), str(auto_value(active, 64)), "kernel md6 group_thread_cnt")
+        d = run.disk(14)
+        for part, role in (("p1", "spare"), ("p2", "journal"), ("p3", "faulty")):
+            m = member_named(r, "md6", d + part)
+            assert role in json.dumps(m), f"md6 member {d}{part} does not report its role {role}: {m}"
+            expect(m.get("counted", False), False, f"md6 member {d}{part} ({role}) counted")
+
+    def i4_rotational():
+        expect([run.fact(f"rotational.{i}") for i in range(3)], ["1", "0", "0"], "harness: queue/rotational of the virtio-scsi disks")
+        r = run.result("i11")
+        rot = member_named(r, "md5", run.fact("scsi.0") + r"\d+")
+        expect(rot.get("hw_queues"), 1, f"md5: rotational member {rot.get('name')} hw_queues")
+        assert "rotational" in json.dumps(rot), f"md5: rotational member does not say why it counts 1: {rot}"
+        expect(array(r, "md5").get("hw_queues"), 1, "md5 hw_queues (a rotational member counts 1)")
+        expect(run.val("i11.after", "md5/group_thread_cnt"), "0", "kernel md5 group_thread_cnt")
+        ssd = member_named(r, "md5", run.fact("scsi.1") + r"\d+")
+        expect(ssd.get("hw_queues"), int(run.fact("scsiqueues.1")), f"md5: non-rotational member {ssd.get('name')} hw_queues")
+        want = min(int(run.fact("scsiqueues.1")), int(run.fact("scsiqueues.2")), run.queues(20))
+        expect(array(r, "md8").get("hw_queues"), want, "md8 hw_queues (non-rotational virtio-scsi and NVMe)")
+        expect(run.val("i11.after", "md8/group_thread_cnt"), str(auto_value(want, 64)), "kernel md8 group_thread_cnt")
+
+    def i5_reshape():
+        expect(run.val("i5.before", "md7/sync_action"), "reshape", "harness: md7 reshaping during i5a")
+        r = run.result("i5a")
+        expect(r.get("failed", False), False, "i5a failed")
+        expect(array(r, "md7").get("compliant"), False, "i5a md7 compliant")
+        warns = json.dumps(r.get("warnings", []))
+        assert "md7" in warns and "reshape" in warns, f"i5a: no warning naming md7 and the reshape: {warns}"
+        for attr in ("group_thread_cnt", "skip_copy", "stripe_cache_size"):
+            expect(run.val("i5a.after", f"md7/{attr}"), run.val("i5.before", f"md7/{attr}"), f"kernel md7 {attr} during the reshape (held back)")
+        expect(run.val("i5.ended", "md7/sync_action"), "idle", "harness: md7 reshape ended (waited "
+               f"{int(run.fact('i5.wait.ds')) / 10} s)")
+        expect(run.val("i5.ended", "md7/raid_disks"), "4", "md7 raid_disks after the reshape")
+        r = run.result("i5b")
+        expect(r.get("changed"), True, "i5b changed")
+        want = auto_value(min(run.queues(i) for i in (15, 16)), run.cap())
+        expect([run.val("i5b.after", f"md7/{a}") for a in ("group_thread_cnt", "stripe_cache_size", "skip_copy")],
+               [str(want), "300", "1"], "kernel md7 after the reshape ended")
+
+    def i6_uuid():
+        vol = run.fact("imsm.vol")
+        expect(run.fact("imsm.mduuid"), "00000000-0000-0000-0000-000000000000", "harness: md/uuid of the IMSM volume")
+        m = re.search(r"MD_UUID=(\S+)", run.fact("imsm.export"))
+        assert m, f"mdadm --detail --export shows no MD_UUID: {run.fact('imsm.export')}"
+        assert f"md-uuid-{m.group(1)}" in run.fact("imsm.links"), "harness: no udev md-uuid link for the volume"
+        r = run.result("i6a")
+        expect(array(r, vol).get("uuid"), m.group(1), f"{vol} uuid (from the md-uuid-* link, not the zero md/uuid)")
+
+    def i6_mdmon():
+        vol = run.fact("imsm.vol")
+        assert run.fact("imsm.mdmon.before"), "harness: mdmon was not running after the volume was created"
+        r = run.result("i6a")
+        expect(run.val("i6a.after", f"{vol}/stripe_cache_size"), "1024", f"kernel {vol} stripe_cache_size (mdmon running)")
+        expect(run.fact("imsm.mdmon.stopped"), "none", "harness: mdmon stopped")
+        assert run.rc("i6b") != 124, "i6b: mdtune still running after 20 s with mdmon stopped (hung on the stripe_cache_size write)"
+        r = run.result("i6b")
+        expect(r.get("failed", False), False, "i6b failed")
+        warns = json.dumps(r.get("warnings", []))
+        assert "stripe_cache_size" in warns and "mdmon" in warns, f"i6b: no warning naming stripe_cache_size and mdmon: {warns}"
+        expect(run.val("i6b.after", f"{vol}/stripe_cache_size"), "1024", f"kernel {vol} stripe_cache_size (skipped without mdmon)")
+
+    def i7_negative():
+        expect(run.fact("neg.limit"), "-1", "harness: speed_limit_max reads -1")
+        r = run.result("i7a")
+        expect(r.get("failed", False), False, "i7a (query of every array) failed")
+        assert any(a.get("name") == "md0" for a in r.get("arrays", [])), "i7a does not report md0"
+        r = run.result("i7b")
+        s = (r.get("system") or {}).get("speed_limit_max") or {}
+        expect((s.get("before"), s.get("after")), (-1, 200000), "i7b system speed_limit_max before/after")
+        expect(run.fact("neg.after"), "200000", "kernel speed_limit_max after i7b")
+
+    checks = [
+        ("i1 dm-linear on NVMe partitions as members resolve to the drives", i1_dm),
+        ("i1 raid5 over raid1 arrays of partitions: queues of the drives below", i1_nested),
+        ("i2 spare, write journal, failed member reported, not counted", i2_roles),
+        ("i4 virtio-scsi: rotational counts 1, non-rotational its queues, next to NVMe", i4_rotational),
+        ("i5 reshape: held back while it runs (exit 0, warning), applied after", i5_reshape),
+        ("i6 IMSM: uuid from the md-uuid link, not the zero md/uuid", i6_uuid),
+        ("i6 IMSM: stripe_cache_size with mdmon, skipped without, never hangs", i6_mdmon),
+        ("i7 negative speed_limit_max does not abort the run", i7_negative),
+    ]
+    if "q15.strace" in run.blocks or "vm.strace=1" in open(os.path.join(run.dir, "console.log"), errors="replace").read(4096):
+        checks.append(("q15 query on real sysfs: time and system calls measured", lambda: q15(run)))
+    return checks
+
+
+def q15(run):
+    marks = run.marks()
+    times = sorted(marks[f"q15.{n}.end"] - marks[f"q15.{n}.start"] for n in range(1, 6)
+                   if f"q15.{n}.end" in marks and f"q15.{n}.start" in marks)
+    assert len(times) == 5, f"only {len(times)} of 5 timed query runs in the kernel log marks"
+    expect(run.fact("q15.strace.rc"), "0", "strace -c mdtune exit status")
+    total = calls = None
+    per = {}
+    for line in run.block("q15.strace"):
+        f = line.split()
+        if len(f) >= 5 and f[-1] == "total":
+            calls = int(f[3])
+        elif len(f) >= 5 and f[0][0].isdigit():
+            per[f[-1]] = int(f[3])
+    assert calls, f"no total line in strace -c's summary: {run.block('q15.strace')[-3:]}"
+    top = ", ".join(f"{k} {v}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:6])
+    INFO.append(f"info  {run.label:<32} q15 query on {run.fact('q15.arrays')} arrays, real sysfs: median "
+                f"{times[len(times) // 2] * 1000:.1f} ms (min {times[0] * 1000:.1f}, max {times[-1] * 1000:.1f}) "
+                f"per run under TCG; {calls} system calls under strace -f -c ({top})")
+
+
+def udev_checks(run):
+    """Issue 12 with a real systemd-udevd on the first boot."""
+    def logs(name):
+        return run.block(f"syslog.{name}")
+
+    def u1():
+        expect(run.fact("udevd.control"), "yes", "harness: systemd-udevd's control socket")
+        expect(run.fact("u1.stopped"), "", "arrays md0-md2 left after mdadm --stop")
+        persisted_values_ok(run, "u1.after", run.cap())
+        lines = logs("end")[int(run.fact("log.at.u1")):int(run.fact("log.at.u1end"))]
+        events = sum(1 for line in run.block("monitor") if re.search(r"change\s+\S+/block/md[012] ", line))
+        for md, want in PERSISTED.items():
+            writes = logged_writes(lines, md)
+            for attr in want:
+                expect(writes.get(attr), 1, f"{md} {attr}: writes mdtune logged after the re-assembly "
+                       f"({events} change events on md0-md2 seen by udevadm monitor)")
+            assert all(n <= 1 for n in writes.values()), f"{md}: a setting written more than once: {writes}"
+
+    def u1_udevtest():
+        assert int(run.fact("u1.udevtest.mdtune")) >= 1, "udevadm test --action=change on md0 shows no mdtune command with the rule installed"
+
+    def u3_resync():
+        expect(run.val("u3.resync", "md2/sync_action"), "resync", "harness: md2 resyncing at the change event")
+        expect(run.rc("u3a"), 0, "mdtune --udev md2 during the resync, exit status")
+        lines = logs("end")[int(run.fact("log.at.u3")):int(run.fact("log.at.u4"))]
+        errors = [line for line in mdtune_errors(lines) + run.block("udevd")
+                  if "mdtune" in line and "md2" in line and "failed" in line]
+        assert not errors, f"errors logged for the change events: {errors}"
+
+    def u3_inactive():
+        expect(run.val("u3.inactive", "md0/array_state"), "inactive", "harness: md0 inactive after mdadm -I of one member")
+        r = run.result("u3b")
+        expect(r.get("failed", False), False, "mdtune --udev md0 (inactive) failed")
+        expect(r.get("changed", False), False, "mdtune --udev md0 (inactive) changed")
+
+    def u5():
+        assert "mdtune" not in run.fact("u5.rules"), f"the rule is still there after the revert: {run.fact('u5.rules')}"
+        got = [run.val("u5.reassembled", f"md0/{a}") for a in ("group_thread_cnt", "stripe_cache_size")]
+        expect(got, ["0", "256"], "kernel md0 after the re-assembly following the revert (defaults)")
+        assert run.val("u5.reassembled", "md0/sync_speed_min").endswith("(system)"), "md0 sync_speed_min after revert + re-assembly"
+        assert int(run.fact("u5.udevtest.lines")) > 10, "harness: udevadm test printed (almost) nothing"
+        expect(run.fact("u5.udevtest.mdtune"), "0", "mdtune commands in udevadm test after the revert")
+
+    def u4():
+        expect(run.rc("u4a"), 0, "persist exit status")
+        for attr, want in PERSISTED["md0"].items():
+            expect(run.val("u4.after", f"md0/{attr}"), want, f"kernel md0/{attr} after a re-assembly straight after persist")
+
+    def u6():
+        marks = run.marks()
+        for kind, count in (("event", 5), ("run", 10)):
+            times = sorted(marks[f"u6.{kind}.{n}.end"] - marks[f"u6.{kind}.{n}.start"] for n in range(1, count + 1)
+                           if f"u6.{kind}.{n}.end" in marks)
+            assert len(times) == count, f"only {len(times)} timed u6 {kind}s of {count} in the kernel log marks"
+            what = ("udev change event on md0 (trigger + rules + settle)" if kind == "event"
+                    else "the rule's command, mdtune --udev md0")
+            med = times[len(times) // 2] * 1000
+            goal = "" if kind == "event" else f" [goal <= 50 ms: {'met' if med <= 50 else 'NOT met'}]"
+            INFO.append(f"info  {run.label:<32} u6 {what}, nothing to change: median {med:.1f} ms "
+                        f"(min {times[0] * 1000:.1f}, max {times[-1] * 1000:.1f}){goal}")
+        for attr, want in PERSISTED["md0"].items():
+            expect(run.val("u6.after", f"md0/{attr}"), want, f"kernel md0/{attr} after the timed events")
+        lines = run.block("syslog.end")[int(run.fact("log.at.u4")):]
+        expect(logged_writes(lines, "md0").get("stripe_cache_size"), 1,
+               "md0 stripe_cache_size writes logged from u4 to the end (the 15 timed events change nothing)")
+
+    return [
+        ("u1 udev: incremental assembly re-tuned by the rule, one write per setting", u1),
+        ("u1 udevadm test shows the rule's mdtune command (control for u5)", u1_udevtest),
+        ("u3 change event during a resync: exit 0, nothing logged as error", u3_resync),
+        ("u3 change event for an inactive array: exit 0, does nothing", u3_inactive),
+        ("u5 after revert: rule gone, re-assembly keeps defaults, udevadm test clean", u5),
+        ("u4 re-assembly straight after persist is tuned (rules reloaded)", u4),
+        ("u6 rule run time per event reported; events change nothing", u6),
     ]
 
+
+def second_checks(run):
+    """The second boot: a real reboot with multipath=Y and two NUMA nodes."""
+    def r2(arrays=("md2", "md1")):
+        expect(nodes(run.fact("nodes.possible")), 2, "harness: possible NUMA nodes")
+        persisted_values_ok(run, "r2", run.cap(), arrays)
+        lines = run.block("syslog.r2")
+        for md in arrays:
+            assert logged_writes(lines, md), f"no mdtune --udev {md} change in syslog: the values did not come from the rule"
+
+    def r2_initramfs():
+        # Debian: the initramfs assembles the root array (mdadm's rules, local-block/mdadm) where
+        # neither /usr/local/sbin/mdtune nor /etc/mdtune exist; the real root's udevd then only
+        # sees the coldplug "add" event for it.
+        r2(("md0",))
+
+    def y1_raw():
+        r = run.result("y1raw")
+        for md, drives in (("md0", R5), ("md2", P5)):
+            want = auto_value(min(run.queues(i) for i in drives), 64)
+            expect(run.val("y1raw.after", f"{md}/group_thread_cnt"), str(want), f"kernel {md} group_thread_cnt (raw queues via paths)")
+            resolves_to_drives(run, r, md, drives, 3)
+
+    def y1_numa():
+        r = run.result("y1")
+        cap = run.cap()
+        expect(cap, 1, "harness: 2 CPUs / 2 possible nodes")
+        for md, drives in (("md0", R5), ("md2", P5)):
+            want = auto_value(min(run.queues(i) for i in drives), cap)
+            expect(setting(r, md, "group_thread_cnt").get("after"), want, f"{md} group_thread_cnt after (max = CPUs / nodes)")
+            expect(run.val("y1.after", f"{md}/group_thread_cnt"), str(want), f"kernel {md} group_thread_cnt")
+
+    def y11():
+        r = run.result("y11")
+        resolves_to_drives(run, r, "md3", [8, 9, 10], 3)
+        want = min(run.queues(i) for i in (8, 9, 10))
+        for md in ("md3", "md4"):
+            expect(array(r, md).get("hw_queues"), want, f"{md} hw_queues")
+            expect(run.val("y11.after", f"{md}/group_thread_cnt"), str(auto_value(want, 64)), f"kernel {md} group_thread_cnt")
+
+    return [
+        ("r2 reboot: udev assembled md1, md2 and the rule tuned them before the script looked", r2),
+        ("r2 reboot: md0 assembled before udevd (as an initramfs does) tuned after coldplug", r2_initramfs),
+        ("y1 auto on multipath heads: raw queue count through the paths", y1_raw),
+        ("y1 NUMA: default max = online CPUs / possible nodes", y1_numa),
+        ("y11 dm-linear and nested raid on partitions of multipath heads", y11),
+    ]
+
+
+INFO = []
+
+
+def timing(run):
+    """Where a boot's time went: the guest's uptime at each step, the longest gaps."""
+    if not run.at:
+        return
+    at = run.at + [(run.at[-1][0], "end")]
+    gaps = sorted(((b[0] - a[0], a[1]) for a, b in zip(at, at[1:])), reverse=True)[:4]
+    INFO.append(f"info  {run.label:<32} boot {run.seconds} s on the host (QEMU CPU time {run.cpu} s); script from {at[0][0]:.0f} s to "
+                f"{at[-1][0]:.0f} s of guest uptime; longest: " + ", ".join(f"{n} {g:.1f} s" for g, n in gaps))
 
 def main():
     passed = failed = 0
@@ -370,10 +744,13 @@ def main():
                 print(f"FAIL  {run.label:<32} {name}\n        {detail}")
                 failed += 1
                 run_failed += 1
+        timing(run)
         if run_failed and run.done is None:
             console = os.path.join(d, "console.log")
             tail = open(console, errors="replace").read().splitlines()[-25:] if os.path.exists(console) else []
             print(f"---- last lines of {console}:\n" + "\n".join(tail))
+    for line in INFO:
+        print(line)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Builds the VM suite's initramfs for one kernel.
 
-Usage: initramfs.py --kernel-dir DIR --abi ABI --cache DIR --mdtune BIN --out initrd.gz
-                    [--modparam MODULE=PARAMS ...] [--disks N] [--partitions N]
+Usage: initramfs.py --moddir DIR --cache DIR --mdtune BIN --out initrd.gz
+                    [--extra MODULE ...]
 
-The image holds busybox-static (/bin/busybox), mdadm with the libraries ldd lists, the md,
-raid10 and raid456 modules with everything they depend on (read from each module's
-`depends=` field, decompressed when the kernel ships .ko.xz, ordered so that every module
-comes after its dependencies), the mdtune binary under test, /init and /scenarios.sh from this
-directory. It is packed with busybox's cpio (newc) and gzip, so the host needs no cpio.
+The image holds busybox-static (/bin/busybox); mdadm and mdmon with mdadm's udev rules;
+systemd-udevd/udevadm (Debian's udev package) with its rules and helpers; dmsetup and strace; all
+with the libraries ldd lists (looked up first in the unpacked userland of the cache, so the host
+needs none of them installed); the md, raid1, raid10, raid456, dm and virtio-scsi modules with
+everything they depend on (read from each module's `depends=` field, decompressed when the kernel
+ships .ko.xz or .ko.zst, ordered so that every module comes after its dependencies; modules.dep is
+not needed, so the classic and the merged-/usr kernel layouts both work); the mdtune binary under
+test, /init and the guest scripts (guest/*.sh) from this directory. What a boot is told comes on the
+kernel command line, and the module list goes to /vm/modules (outside /etc, which the persistent
+disk replaces); /init passes each module the parameters the command line gives it. It is packed
+with busybox's cpio (newc) and gzip, so the host needs no cpio. Prints the module load order.
 """
 import argparse
 import lzma
@@ -21,7 +27,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Modules the scenarios need; their dependencies are added automatically.
-WANTED = ["md-mod", "raid10", "raid456"]
+# virtio_pci (a module in 5.10 and 6.1) must come before virtio_scsi: it is what finds the device,
+# so no depends= field names it.
+WANTED = ["md-mod", "raid1", "raid10", "raid456", "dm-mod", "virtio_pci", "virtio_scsi", "sd_mod"]
 
 
 def module_files(moddir):
@@ -65,6 +73,8 @@ def module_order(moddir, builtin, wanted):
         if key in builtin:
             seen.add(key)
             return
+        if name not in files and key in files:
+            name = key
         if name not in files:
             sys.exit(f"initramfs: module {name} (needed by {' <- '.join(chain) or 'the suite'}) "
                      f"is neither in {moddir} nor built in")
@@ -80,8 +90,8 @@ def module_order(moddir, builtin, wanted):
     return order, blobs
 
 
-def builtin_modules(kernel_dir, abi):
-    path = os.path.join(kernel_dir, "lib/modules", abi, "modules.builtin")
+def builtin_modules(moddir):
+    path = os.path.join(moddir, "modules.builtin")
     names = set()
     if os.path.exists(path):
         for line in open(path):
@@ -89,63 +99,86 @@ def builtin_modules(kernel_dir, abi):
     return names
 
 
-def copy_with_libs(binary, root, dest):
-    """Copy a dynamically linked binary and the libraries ldd names into root."""
-    shutil.copy2(binary, os.path.join(root, dest.lstrip("/")))
-    out = subprocess.run(["ldd", binary], capture_output=True, text=True)
+def copy_with_libs(binary, root, dest, libpath):
+    """Copy a dynamically linked binary and the libraries ldd names into root. Libraries are
+    looked up in libpath (the cache's unpacked userland) first, then on the host."""
+    target = os.path.join(root, dest.lstrip("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    shutil.copy2(binary, target)
+    env = dict(os.environ, LD_LIBRARY_PATH=":".join(libpath))
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, env=env)
     for line in out.stdout.splitlines():
+        if "not found" in line:
+            sys.exit(f"initramfs: {binary} needs {line.split()[0]}, found neither in {libpath} nor "
+                     "on the host (run .ci/setup-vm.sh)")
         m = re.search(r"(/\S+)", line.split("=>")[-1])
         if not m:
             continue
         lib = m.group(1)
-        target = os.path.join(root, lib.lstrip("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy2(os.path.realpath(lib), target)
+        # Always install under the plain lib dir the loader searches in the guest.
+        name = os.path.basename(lib)
+        where = "lib64" if name.startswith("ld-linux") else "lib/x86_64-linux-gnu"
+        dst = os.path.join(root, where, name)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if not os.path.exists(dst):
+            shutil.copy2(os.path.realpath(lib), dst)
+
+
+def copy_tree(src, dst):
+    if os.path.isdir(src):
+        shutil.copytree(src, dst, dirs_exist_ok=True, symlinks=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--kernel-dir", required=True)
-    ap.add_argument("--abi", required=True)
+    ap.add_argument("--moddir", required=True, help="the kernel's lib/modules/ABI directory")
     ap.add_argument("--cache", required=True)
     ap.add_argument("--mdtune", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--modparam", action="append", default=[])
-    ap.add_argument("--disks", type=int, default=8)
-    ap.add_argument("--partitions", type=int, default=0)
     ap.add_argument("--extra", nargs="*", default=[], help="more modules to load (nvme-core, nvme)")
     a = ap.parse_args()
 
-    moddir = os.path.join(a.kernel_dir, "lib/modules", a.abi)
-    order, blobs = module_order(moddir, builtin_modules(a.kernel_dir, a.abi), a.extra + WANTED)
+    order, blobs = module_order(a.moddir, builtin_modules(a.moddir), a.extra + WANTED)
+    a.cache = os.path.abspath(a.cache)
     busybox = os.path.join(a.cache, "busybox/bin/busybox")
+    user = os.path.join(a.cache, "userland")
+    libpath = [os.path.join(user, d) for d in ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu")]
 
     with tempfile.TemporaryDirectory(prefix="mdtune-initramfs-") as root:
-        for d in ["bin", "sbin", "usr/bin", "usr/sbin", "usr/local/sbin", "etc/vm", "lib/modules",
-                  "proc", "sys", "dev", "run/mdadm", "tmp", "var/run", "root"]:
+        for d in ["bin", "sbin", "usr/bin", "usr/sbin", "usr/local/sbin", "etc/mdadm", "etc/udev/rules.d",
+                  "vm", "lib/modules", "lib/systemd", "lib/udev/rules.d", "proc", "sys", "dev", "run/mdadm",
+                  "tmp", "var/run", "var/log", "root", "persist"]:
             os.makedirs(os.path.join(root, d), exist_ok=True)
         shutil.copy2(busybox, os.path.join(root, "bin/busybox"))
         os.symlink("busybox", os.path.join(root, "bin/sh"))
-        copy_with_libs(os.path.join(a.cache, "mdadm/sbin/mdadm"), root, "/sbin/mdadm")
+        mdadm = os.path.join(a.cache, "mdadm")
+        copy_with_libs(os.path.join(mdadm, "sbin/mdadm"), root, "/sbin/mdadm", libpath)
+        copy_with_libs(os.path.join(mdadm, "sbin/mdmon"), root, "/sbin/mdmon", libpath)
+        copy_tree(os.path.join(mdadm, "lib/udev/rules.d"), os.path.join(root, "lib/udev/rules.d"))
+        # udev: udevadm is also systemd-udevd (Debian links one to the other); its rules and the
+        # helpers they call (ata_id, scsi_id, ...).
+        copy_with_libs(os.path.join(user, "bin/udevadm"), root, "/usr/bin/udevadm", libpath)
+        for link in ("bin/udevadm", "sbin/udevadm", "lib/systemd/systemd-udevd"):
+            os.symlink("/usr/bin/udevadm", os.path.join(root, link))
+        copy_tree(os.path.join(user, "lib/udev/rules.d"), os.path.join(root, "lib/udev/rules.d"))
+        for helper in ("ata_id", "scsi_id"):
+            copy_with_libs(os.path.join(user, "lib/udev", helper), root, "/lib/udev/" + helper, libpath)
+        copy_with_libs(os.path.join(user, "sbin/dmsetup"), root, "/sbin/dmsetup", libpath)
+        copy_with_libs(os.path.join(user, "usr/bin/strace"), root, "/usr/bin/strace", libpath)
         shutil.copy2(a.mdtune, os.path.join(root, "usr/bin/mdtune"))
         shutil.copy2(os.path.join(HERE, "init"), os.path.join(root, "init"))
-        shutil.copy2(os.path.join(HERE, "scenarios.sh"), os.path.join(root, "scenarios.sh"))
+        copy_tree(os.path.join(HERE, "guest"), os.path.join(root, "guest"))
         os.chmod(os.path.join(root, "init"), 0o755)
         for name in order:
             with open(os.path.join(root, "lib/modules", name + ".ko"), "wb") as f:
                 f.write(blobs[name])
-        with open(os.path.join(root, "etc/vm/modules"), "w") as f:
+        with open(os.path.join(root, "vm/modules"), "w") as f:
             f.write("\n".join(order) + "\n")
-        with open(os.path.join(root, "etc/vm/config"), "w") as f:
-            f.write(f"NVME_DISKS={a.disks}\nPARTITIONS={a.partitions}\n")
-            for mp in a.modparam:
-                mod, params = mp.split("=", 1)
-                f.write(f"MODPARAMS_{mod.replace('-', '_')}='{params}'\n")
-        # passwd/group so mdadm and busybox find root by name
+        # passwd/group so mdadm, udev's rules and busybox find users and groups by name
         with open(os.path.join(root, "etc/passwd"), "w") as f:
             f.write("root:x:0:0:root:/root:/bin/sh\n")
         with open(os.path.join(root, "etc/group"), "w") as f:
-            f.write("root:x:0:\ndisk:x:6:\n")
+            f.write("root:x:0:\ndisk:x:6:\ntape:x:26:\ncdrom:x:24:\ndialout:x:20:\nkvm:x:104:\n")
 
         files = subprocess.run(["find", "."], cwd=root, check=True, capture_output=True).stdout
         cpio = subprocess.run([busybox, "cpio", "-o", "-H", "newc"], cwd=root, input=files,

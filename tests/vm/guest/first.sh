@@ -1,0 +1,340 @@
+#!/bin/sh
+# The VM suite's first boot (nvme_core.multipath=N), run by /init. Builds real md arrays on the
+# emulated drives, runs mdtune against the live sysfs and reports on fd 3 (records: lib.sh). In order:
+#   s1-s10   the core contract on md0 (raid5, whole drives), md2 (raid5, partitions) and md1 (raid10)
+#   i1-i7    issue 11's layouts: dm-linear on partitions, raid5 over raid1 arrays, spare/journal/
+#            failed member, rotational and non-rotational virtio-scsi next to NVMe, a negative
+#            speed_limit_max, a running reshape (and, with udev running, IMSM with and without mdmon)
+#   q15      (one kernel series) query's time and system calls on these arrays, real sysfs
+#   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
+#            the persisted rule, change events during a resync and for an inactive array, revert,
+#            re-assembly straight after persist, the rule's time per event
+# It ends with a persisted state (u4) that the second boot finds applied after a real reboot.
+#
+# Arrays (drive i = QEMU's NVMe drive with serial MDTi): md0 raid5 on drives 0-2, md2 raid5 on the
+# first partitions of 3-5, md1 raid10 on 6, 7 and the second partitions of 3, 4 (resync throttled
+# so it still runs in s5); see run.sh for the other drives.
+
+# shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091
+. /guest/lib.sh
+at script-start
+facts
+members_012
+
+# --- arrays --------------------------------------------------------------------------------------
+step create-md0 mdadm --create /dev/md0 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 $R5
+step create-md2 mdadm --create /dev/md2 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 $P5
+# Keep md1's resync running through scenario 5: the system limits apply until md1 gets its own
+# (md throttles only above speed_limit_min, so both go down).
+echo 100 >/proc/sys/dev/raid/speed_limit_min
+echo 100 >/proc/sys/dev/raid/speed_limit_max
+step create-md1 mdadm --create /dev/md1 --run --level=10 --raid-devices=4 --metadata=1.2 $R10
+# As on a host: mdadm.conf names the arrays, so udev's incremental assembly (u1, the second boot)
+# brings them back as md0, md1, md2.
+mdadm --detail --scan >/etc/mdadm/mdadm.conf
+fact mdadm.conf "$(tr '\n' ' ' </etc/mdadm/mdadm.conf)"
+val setup md0 level group_thread_cnt stripe_cache_size
+val setup md2 level group_thread_cnt
+val setup md1 level sync_action
+
+# --- 2a. values already in place are not written (first: needs arrays never written) ----------
+# A stripe_cache_size write, even of the value in place, marks a clean array dirty, so the first
+# one on a fresh array moves the superblock's event count from 0 to 2 (seen on 6.1 and 6.12; later
+# dirty/clean cycles may net to nothing). md0 gets a run whose values are all in place; md2 gets a
+# same-value write by hand, the control that shows the count would have moved.
+events() { mdadm --detail /dev/$1 | sed -n 's/^ *Events : *//p'; }
+fact events.before.md0 "$(events md0)"
+fact events.before.md2 "$(events md2)"
+mdt s2same '{"arrays":[{"name":"md0","stripe_cache_size":256,"group_thread_cnt":0,"sync_speed_max":"system"}]}'
+echo 256 >/sys/block/md2/md/stripe_cache_size
+sleep 1
+fact events.after.md0 "$(events md0)"
+fact events.after.md2 "$(events md2)"
+
+# --- 1. auto: group_thread_cnt = hardware queues (whole disks and partitions) -------------------
+# First without the CPU clamp (max 64), so the raw queue count shows, then the default auto.
+val s1raw.before md0 group_thread_cnt; val s1raw.before md2 group_thread_cnt
+mdt s1raw "{\"arrays\":[{\"name\":\"md0\"},{\"name\":\"md2\"}],\"thread_policy\":{\"mode\":\"auto\",\"max\":64}}"
+val s1raw.after md0 group_thread_cnt; val s1raw.after md2 group_thread_cnt
+mdt s1 '{"arrays":[{"name":"md0"},{"name":"md2"}],"thread_policy":"auto"}'
+val s1.after md0 group_thread_cnt; val s1.after md2 group_thread_cnt
+
+# --- 2. a second identical run changes nothing ---------------------------------------------------
+mdt s2 '{"arrays":[{"name":"md0"},{"name":"md2"}],"thread_policy":"auto"}'
+val s2.after md0 group_thread_cnt; val s2.after md2 group_thread_cnt
+
+# --- 3. check mode writes nothing ----------------------------------------------------------------
+val s3.before md0 $ATTRS
+mdt s3 '{"arrays":[{"name":"md0","stripe_cache_size":1024,"group_thread_cnt":1,"sync_speed_max":12345}],"check_mode":true}'
+val s3.after md0 $ATTRS
+
+# --- 4. sync_speed_max: number -> "N (local)", idempotent, "system" -> "(system)" ----------------
+mdt s4a '{"arrays":[{"name":"md0","sync_speed_max":50000}]}'
+val s4a.after md0 sync_speed_max
+mdt s4b '{"arrays":[{"name":"md0","sync_speed_max":50000}]}'
+val s4b.after md0 sync_speed_max
+mdt s4c '{"arrays":[{"name":"md0","sync_speed_max":"system"}]}'
+val s4c.after md0 sync_speed_max
+fact speed_limit_max.s4 "$(cat /proc/sys/dev/raid/speed_limit_max)"
+
+# --- 5. raid10: glob skips raid456 settings, exact name fails, sync limits tuned mid-resync ------
+val s5.before md1 sync_action sync_completed
+val s5.before md0 stripe_cache_size; val s5.before md2 stripe_cache_size
+mdt s5a '{"arrays":[{"name":"md*","stripe_cache_size":512}]}'
+val s5a.after md0 stripe_cache_size; val s5a.after md2 stripe_cache_size
+mdt s5b '{"arrays":[{"name":"md1","stripe_cache_size":512}]}'
+mdt s5c '{"arrays":[{"name":"md1","sync_speed_min":500,"sync_speed_max":2000}]}'
+val s5c.after md1 sync_speed_min sync_speed_max sync_action
+echo 1000 >/proc/sys/dev/raid/speed_limit_min
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+
+# --- 6. out-of-range values are refused, the kernel keeps its value -----------------------------
+val s6.before md0 group_thread_cnt stripe_cache_size
+mdt s6a '{"arrays":[{"name":"md0","group_thread_cnt":9000}]}'
+mdt s6b '{"arrays":[{"name":"md0","stripe_cache_size":16}]}'
+val s6.after md0 group_thread_cnt stripe_cache_size
+
+# --- 7. state: query reports compliance, writes nothing ----------------------------------------
+D7='"arrays":[{"name":"md0","stripe_cache_size":2048,"sync_speed_max":40000}]'
+val s7.before md0 $ATTRS
+mdt s7a "{$D7,\"state\":\"query\"}"
+val s7a.after md0 $ATTRS
+mdt s7b "{$D7}"
+val s7b.after md0 $ATTRS
+mdt s7c "{$D7,\"state\":\"query\"}"
+
+# --- 8. stop + re-assemble resets the kernel's values; the next run restores them ---------------
+step stop-md0 mdadm --stop /dev/md0
+step assemble-md0 mdadm --assemble /dev/md0 $R5
+val s8.before md0 $ATTRS
+mdt s8 "{$D7}"
+val s8.after md0 $ATTRS
+
+# --- 9. persistence: persist, re-assemble, apply as the udev rule does --------------------------
+D9='{"arrays":[{"name":"md2","stripe_cache_size":4096,"sync_speed_max":30000}],"persist":true}'
+mdt s9a "$D9"
+val s9a.after md2 $ATTRS
+fact persist.files "$(find /etc/mdtune /etc/udev /usr/local/sbin -type f 2>/dev/null | tr '\n' ' ')"
+fact persist.rule "$(cat /etc/udev/rules.d/*mdtune* 2>/dev/null | grep -v '^#' | tr '\n' ' ')"
+step stop-md2 mdadm --stop /dev/md2
+step assemble-md2 mdadm --assemble /dev/md2 $P5
+val s9.reassembled md2 $ATTRS
+# As the rule runs it (no udevd yet; u1-u6 below have one): the installed copy when there is one.
+fact udev.binary "$(command -v mdtune)"
+mdt s9b - --udev md2
+val s9b.after md2 $ATTRS
+fact log.s9b "$(grep -c 'mdtune' /tmp/messages)"
+fact log.s9b.text "$(grep 'mdtune' /tmp/messages | tr '\n' ' ')"
+# A repeated change event (udev's watch option): reads only, so nothing to log.
+mdt s9c - --udev md2
+val s9c.after md2 $ATTRS
+fact log.s9c "$(grep -c 'mdtune' /tmp/messages)"
+
+# --- 10. revert: the values saved before the first change come back, persisted files go -------
+mdt s10a '{"state":"reverted"}'
+val s10a.after md0 $ATTRS; val s10a.after md2 $ATTRS; val s10a.after md1 sync_speed_min sync_speed_max
+fact revert.files "$(find /etc/mdtune /etc/udev/rules.d /usr/local/sbin -type f 2>/dev/null | tr '\n' ' ')"
+mdt s10b '{"state":"reverted"}'
+
+# === issue 11: the layouts real hosts have ========================================================
+# i1 dm-linear on NVMe partitions as md members (md3), and raid5 over raid1 arrays of partitions
+# (md4 over md11-md13). i2 md6: 3 active members with 3 queues, and on a 1-queue drive a write
+# journal, a failed member and a spare (recovery frozen so it stays a spare). i4 md5: rotational
+# virtio-scsi disk, non-rotational one and NVMe (partitions); md8: non-rotational virtio-scsi disks
+# and NVMe.
+table() { echo "0 $(blockdev --getsz $1) linear $1 0"; }
+for i in 8 9 10; do
+  eval "d=\$DISK$i"
+  step dm-mdt$i dmsetup create --noudevsync mdt$i --table "$(table /dev/${d}p1)"
+done
+dmsetup mknodes
+step create-md3 mdadm --create /dev/md3 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/mapper/mdt8 /dev/mapper/mdt9 /dev/mapper/mdt10
+step create-md11 mdadm --create /dev/md11 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK8}p2 /dev/${DISK9}p2
+step create-md12 mdadm --create /dev/md12 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK10}p2 /dev/${DISK8}p3
+step create-md13 mdadm --create /dev/md13 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK9}p3 /dev/${DISK10}p3
+step create-md4 mdadm --create /dev/md4 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 /dev/md11 /dev/md12 /dev/md13
+step create-md6 mdadm --create /dev/md6 --run --level=5 --raid-devices=4 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/$DISK11 /dev/$DISK12 /dev/$DISK13 /dev/${DISK14}p3 --write-journal /dev/${DISK14}p2
+step fail-md6 mdadm /dev/md6 --fail /dev/${DISK14}p3
+echo frozen >/sys/block/md6/md/sync_action
+step spare-md6 mdadm /dev/md6 --add /dev/${DISK14}p1
+fact md6.roles "$(for r in /sys/block/md6/md/dev-*; do echo "${r##*dev-}=$(cat $r/state)"; done | tr '\n' ' ')"
+step create-md5 mdadm --create /dev/md5 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/${SCSI0}1 /dev/${SCSI1}1 /dev/${DISK20}p1
+step create-md8 mdadm --create /dev/md8 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/${SCSI1}2 /dev/${DISK20}p2 /dev/$SCSI2
+I11='{"arrays":[{"name":"md3"},{"name":"md4"},{"name":"md6"},{"name":"md5"},{"name":"md8"}],"thread_policy":{"mode":"auto","max":64}}'
+mdt i11 "$I11"
+for md in md3 md4 md6 md5 md8; do val i11.after $md group_thread_cnt; done
+
+# i7 a negative speed_limit_max (a C int; -1 is accepted by the kernel) must not abort the run.
+echo system >/sys/block/md0/md/sync_speed_max
+echo -1 >/proc/sys/dev/raid/speed_limit_max
+fact neg.limit "$(cat /proc/sys/dev/raid/speed_limit_max)"
+val neg.before md0 sync_speed_max
+mdt i7a '{"state":"query"}'
+mdt i7b '{"arrays":[{"name":"md0","sync_speed_max":"system"}],"speed_limit_max":200000}'
+fact neg.after "$(cat /proc/sys/dev/raid/speed_limit_max)"
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+
+# q15 (issue 15): query's time and system calls on real sysfs, on one kernel series.
+if grep -qw vm.strace=1 /proc/cmdline; then
+  fact q15.arrays "$(ls -d /sys/block/md*/md | wc -l)"
+  for n in 1 2 3 4 5; do
+    mark "q15.$n.start"; echo '{"state":"query"}' | mdtune >/dev/null 2>&1; mark "q15.$n.end"
+  done
+  echo '{"state":"query"}' | strace -f -c -o /tmp/strace.sum mdtune >/dev/null 2>&1
+  fact q15.strace.rc $?
+  block q15.strace </tmp/strace.sum
+fi
+
+# i5 a running reshape: md7 raid5 grown from 3 to 4 members, throttled by its own sync_speed_max.
+# While it runs, group_thread_cnt, skip_copy and a lower stripe_cache_size are held back; a run
+# after it ended applies them.
+step create-md7 mdadm --create /dev/md7 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/${DISK15}p1 /dev/${DISK15}p2 /dev/${DISK16}p1
+echo 1000 >/sys/block/md7/md/sync_speed_max
+echo 1024 >/sys/block/md7/md/stripe_cache_size
+step add-md7 mdadm /dev/md7 --add /dev/${DISK16}p2
+step grow-md7 mdadm --grow /dev/md7 --raid-devices=4 --backup-file=/tmp/md7.backup
+sleep 1
+val i5.before md7 sync_action reshape_position group_thread_cnt stripe_cache_size skip_copy
+I5='{"arrays":[{"name":"md7","stripe_cache_size":300,"skip_copy":true}]}'
+mdt i5a "$I5"
+val i5a.after md7 sync_action reshape_position group_thread_cnt stripe_cache_size skip_copy
+echo system >/sys/block/md7/md/sync_speed_max
+i=0
+while [ $i -lt 1200 ]; do
+  [ "$(cat /sys/block/md7/md/sync_action)" = idle ] && [ "$(cat /sys/block/md7/md/reshape_position)" = none ] && break
+  sleep 0.1; i=$((i + 1))
+done
+fact i5.wait.ds $i
+val i5.ended md7 sync_action reshape_position raid_disks
+mdt i5b "$I5"
+val i5b.after md7 group_thread_cnt stripe_cache_size skip_copy
+
+# === with udev: systemd-udevd, mdadm's rules and (u*) the rule persist installs ==================
+start_udevd
+udevadm monitor --udev --subsystem-match=block >/tmp/monitor.log 2>&1 &
+
+# i6 IMSM (Intel VROC metadata) without the platform: container on drives 17-19, raid5 volume.
+# md/uuid reads all zeros; the uuid comes from udev's md-uuid-* link. stripe_cache_size is written
+# only while mdmon runs for the container; without mdmon it is skipped, and the run never hangs.
+export IMSM_NO_PLATFORM=1
+step imsm-container mdadm --create /dev/md/imsm0 --run --metadata=imsm --raid-devices=3 /dev/$DISK17 /dev/$DISK18 /dev/$DISK19
+step imsm-volume mdadm --create /dev/md/vol0 --run --level=5 --raid-devices=3 --chunk=64 --size=16M --assume-clean /dev/md/imsm0
+settle
+VOL=$(basename "$(readlink -f /dev/md/vol0)")
+CONT=$(basename "$(readlink -f /dev/md/imsm0)")
+fact imsm.vol "$VOL"
+fact imsm.container "$CONT"
+fact imsm.mduuid "$(cat /sys/block/$VOL/md/uuid 2>&1)"
+fact imsm.links "$(ls /dev/disk/by-id/ | grep md-uuid | tr '\n' ' ')"
+fact imsm.export "$(mdadm --detail --export /dev/$VOL | tr '\n' ' ')"
+fact imsm.mdmon.before "$(pidof mdmon)"
+val i6.before $VOL array_state stripe_cache_size metadata_version
+mdt_bounded i6a 20 "{\"arrays\":[{\"name\":\"$VOL\",\"stripe_cache_size\":1024}]}" "mdmon --all"
+val i6a.after $VOL array_state stripe_cache_size
+kill $(pidof mdmon) 2>/dev/null
+i=0; while pidof mdmon >/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+fact imsm.mdmon.stopped "$(pidof mdmon || echo none)"
+val i6.nomdmon $VOL array_state stripe_cache_size
+mdt_bounded i6b 20 "{\"arrays\":[{\"name\":\"$VOL\",\"stripe_cache_size\":2048}]}" "mdmon --all"
+val i6b.after $VOL array_state stripe_cache_size
+mdmon --all >/dev/null 2>&1
+unset IMSM_NO_PLATFORM
+
+# u1 persist, stop md0-md2, "udevadm trigger --action=add" on their members: mdadm's rules assemble
+# them incrementally and the persisted rule re-applies every value, one write per setting at most.
+DU='{"arrays":[{"name":"md0","stripe_cache_size":1024,"sync_speed_min":2000},{"name":"md2","stripe_cache_size":4096,"skip_copy":true},{"name":"md1","sync_speed_min":3000}],"persist":true}'
+mdt u1a "$DU"
+val u1a.after md0 $ATTRS; val u1a.after md2 $ATTRS skip_copy; val u1a.after md1 sync_speed_min
+udevadm test --action=change /sys/block/md0 >/tmp/udevtest 2>&1
+fact u1.udevtest.mdtune "$(grep -c 'mdtune --udev' /tmp/udevtest)"
+settle
+for md in md0 md2 md1; do step u1-stop-$md mdadm --stop /dev/$md; done
+settle
+fact u1.stopped "$(ls /sys/block | grep -E '^md[012]$' | tr '\n' ' ')"
+val u1.stopped-md2 md2 array_state
+# udevd 252 looks for changed rules at most every 3 s; u1 is not about that (u4 is).
+udevadm control --reload
+mark u1.trigger
+fact log.at.u1 "$(wc -l </tmp/messages)"
+udevadm trigger --action=add $(for dev in $R5 $P5 $R10; do echo /sys/class/block/${dev#/dev/}; done)
+settle
+mark u1.settled
+val u1.after md0 $ATTRS; val u1.after md2 $ATTRS skip_copy; val u1.after md1 sync_speed_min
+fact log.at.u1end "$(wc -l </tmp/messages)"
+fact u1.mdstat "$(tr '\n' ' ' </proc/mdstat)"
+
+# u3 a change event while a resync runs, and one for an inactive array: no error, exit 0.
+echo 1000 >/proc/sys/dev/raid/speed_limit_max
+step u3-stop-md2 mdadm --stop /dev/md2
+step u3-resync-md2 mdadm --assemble /dev/md2 --update=resync $P5
+settle
+val u3.resync md2 sync_action
+fact log.at.u3 "$(wc -l </tmp/messages)"
+udevadm trigger --action=change /sys/block/md2
+settle
+val u3.after-change md2 sync_action
+mdt u3a - --udev md2
+step u3-stop-md0 mdadm --stop /dev/md0
+settle
+step u3-incremental mdadm -I /dev/$DISK0
+val u3.inactive md0 array_state
+udevadm trigger --action=change /sys/block/md0
+settle
+mdt u3b - --udev md0
+val u3.inactive-after md0 array_state
+step u3-stop-inactive mdadm --stop /dev/md0
+settle
+step u3-assemble-md0 mdadm --assemble /dev/md0 $R5
+settle
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+
+# u5 after a revert the rule is gone: a re-assembly keeps the kernel defaults and "udevadm test"
+# shows no mdtune command.
+mdt u5a '{"state":"reverted"}'
+fact u5.rules "$(ls /etc/udev/rules.d/ | tr '\n' ' ')"
+step u5-stop-md0 mdadm --stop /dev/md0
+settle
+step u5-assemble-md0 mdadm --assemble /dev/md0 $R5
+settle
+val u5.reassembled md0 $ATTRS
+udevadm test --action=change /sys/block/md0 >/tmp/udevtest 2>&1
+fact u5.udevtest.mdtune "$(grep -c 'mdtune --udev' /tmp/udevtest)"
+fact u5.udevtest.lines "$(wc -l </tmp/udevtest)"
+
+# u4 a re-assembly straight after persist, no pause: tuned. This is also the state the second
+# boot must find applied. udevd 252 looks for changed rule files when an event comes in, at most
+# every 3 s: the event just before persist makes it look now, so without a reload requested by
+# persist the re-assembly's events would still run the old rules (none).
+fact log.at.u4 "$(wc -l </tmp/messages)"
+udevadm trigger --action=change /sys/block/md2
+mdt u4a "$DU"
+step u4-stop-md0 mdadm --stop /dev/md0
+step u4-assemble-md0 mdadm --assemble /dev/md0 $R5
+settle
+val u4.after md0 $ATTRS
+val u4.after md2 $ATTRS skip_copy
+
+# u6 the rule's run time per change event that changes nothing: udev's whole event (mdadm's
+# rules included) and the mdtune command alone, timed by kernel log marks.
+for n in 1 2 3 4 5; do
+  mark "u6.event.$n.start"; udevadm trigger --action=change /sys/block/md0; settle; mark "u6.event.$n.end"
+done
+for n in 1 2 3 4 5 6 7 8 9 10; do
+  mark "u6.run.$n.start"; /usr/local/sbin/mdtune --udev md0 >/dev/null 2>&1; mark "u6.run.$n.end"
+done
+val u6.after md0 $ATTRS
+syslog_block end
+# Only what the checks read: serial output is slow under TCG.
+grep -iE 'mdtune|fail|error' /tmp/udevd.log | block udevd
+grep -E '/md[0-9]+ ' /tmp/monitor.log | block monitor
+dmesg | grep '@@T ' | block marks
+out "@@FACT final.mdstat $(tr '\n' ' ' </proc/mdstat)"
+# Clean shutdown of what the second boot assembles: md0-md2 stay on disk, with /etc.
+mdadm --stop --scan >/dev/null 2>&1
+at script-end
+exit 0

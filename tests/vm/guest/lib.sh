@@ -1,0 +1,159 @@
+# Helpers of the VM suite's guest scripts (busybox sh), sourced by first.sh and second.sh. They
+# assert nothing: tests/vm/check.py reads the records on the host.
+#
+# Records, written to fd 3 (the second serial port), one per line unless noted:
+#   @@FACT key value           what the guest sees (queue counts, CPUs, kernel, layout, files)
+#   @@VAL tag mdX/attr value   a sysfs value read by the script itself, not by mdtune
+#   @@STEP name rc             a setup command (mdadm ...) and its exit code (its output follows on failure)
+#   @@INPUT tag json [args]    what the next mdtune run gets (for reading logs)
+#   @@RUN tag rc  ...stdout (several lines)...  @@STDERR ...  @@END tag
+#                              one mdtune run: exit code, stdout, stderr (rc 124: still running
+#                              after the time limit, see mdt_bounded)
+#   @@BLOCK name ... @@ENDBLOCK name
+#                              a multi-line text: the system log, udevd's log, strace's summary,
+#                              the kernel log's time marks
+#   @@AT uptime name           the guest's uptime (seconds) when a step or run starts
+#   @@DONE rc                  printed by /init when the script has ended
+#
+# Drives are found by serial: NVMe serial MDT<i> is $DISK<i> (ETC0, the persistent disk, is
+# skipped); virtio-scsi target <i> is $SCSI<i>.
+
+# Device and attribute lists are word-split on purpose; sysfs and /dev names here are plain.
+# shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091,SC2034
+out() { echo "$*" >&3; }
+# at NAME: the guest's uptime when NAME starts, so check.py can say where a boot's time goes.
+at() { out "@@AT $(cut -d' ' -f1 /proc/uptime) $1"; }
+fact() { k=$1; shift; out "@@FACT $k $*"; }
+step() { name=$1; shift; at "$name"; "$@" >/tmp/step.out 2>&1; rc=$?; out "@@STEP $name $rc"; [ $rc -eq 0 ] || cat /tmp/step.out >&3; return $rc; }
+# val TAG ARRAY ATTR...: read md/ATTR of ARRAY as the kernel shows it
+# (read, not cat: a fork costs tens of milliseconds under TCG)
+val() {
+  tag=$1; md=$2; shift 2
+  for a in "$@"; do
+    read -r v </sys/block/$md/md/$a 2>/dev/null || v="(unreadable)"
+    out "@@VAL $tag $md/$a $v"
+  done
+}
+block() { name=$1; out "@@BLOCK $name"; cat >&3; out "@@ENDBLOCK $name"; }
+# mark NAME: a time mark in the kernel log (microsecond timestamps; printk.devkmsg=on lifts the
+# rate limit). check.py measures between marks.
+mark() { echo "@@T $1" >/dev/kmsg; }
+record_run() {
+  out "@@RUN $1 $2"; cat /tmp/out >&3; echo >&3
+  out "@@STDERR"; cat /tmp/err >&3; echo >&3
+  out "@@END $1"
+}
+# mdt TAG JSON [ARGS...]: run mdtune with JSON on stdin (JSON "-" means no stdin)
+mdt() {
+  tag=$1; json=$2; shift 2
+  echo "guest: mdtune run $tag"
+  at "$tag"
+  out "@@INPUT $tag $json $*"
+  if [ "$json" = - ]; then
+    timeout 60 mdtune "$@" </dev/null >/tmp/out 2>/tmp/err; rc=$?
+  else
+    echo "$json" | timeout 60 mdtune "$@" >/tmp/out 2>/tmp/err; rc=$?
+  fi
+  record_run "$tag" $rc
+}
+# mdt_bounded TAG SECONDS JSON: like mdt, for a run that might block in the kernel (a sysfs write
+# waiting for mdmon is uninterruptible, so timeout(1) cannot end it). Records rc 124 if it is
+# still running after SECONDS; the caller then unblocks it (UNBLOCK, a command) and it is reaped.
+mdt_bounded() {
+  tag=$1; secs=$2; json=$3; unblock=$4
+  echo "guest: mdtune run $tag (bounded to $secs s)"
+  at "$tag"
+  out "@@INPUT $tag $json"
+  echo "$json" >/tmp/in
+  mdtune </tmp/in >/tmp/out 2>/tmp/err &
+  pid=$!; n=0
+  while kill -0 $pid 2>/dev/null && [ $n -lt $((secs * 10)) ]; do sleep 0.1; n=$((n + 1)); done
+  if kill -0 $pid 2>/dev/null; then
+    record_run "$tag" 124
+    echo "guest: $tag still running after $secs s; unblocking"
+    eval "$unblock"
+    wait $pid
+  else
+    wait $pid; record_run "$tag" $?
+  fi
+}
+# nq DIR: number of numbered queue directories under DIR/mq (0 when none), without a fork.
+nq() { set -- $1/mq/[0-9]*; [ -e "$1" ] && echo $# || echo 0; }
+# hw queue count of block device $1: its own mq/, else (an NVMe multipath head) the smallest of
+# its paths' mq/
+queues() {
+  d=$1
+  if [ -d /sys/block/$d/mq ]; then nq /sys/block/$d; return; fi
+  rest=${d#nvme}; sub=${rest%%n*}; ns=${rest##*n}; best=
+  for p in /sys/block/nvme${sub}c*n$ns; do
+    [ -d "$p/mq" ] || continue
+    c=$(nq $p)
+    [ -z "$best" ] || [ "$c" -lt "$best" ] && best=$c
+  done
+  echo "${best:-0}"
+}
+# find_disks: DISK<i> for NVMe serial MDT<i>, SCSI<i> for virtio-scsi target i; facts for each.
+find_disks() {
+  for p in /sys/block/nvme*n*; do
+    d=${p##*/}
+    case $d in *c*) continue ;; esac
+    read -r serial <$p/device/serial 2>/dev/null || serial=
+    case $serial in MDT*) eval "DISK${serial#MDT}=$d" ;; esac
+  done
+  for p in /sys/block/sd*; do
+    [ -e "$p" ] || continue
+    for h in $p/device/scsi_disk/*; do
+      hctl=${h##*/}; t=${hctl#*:*:}; t=${t%%:*}
+      eval "SCSI$t=${p##*/}"
+    done
+  done
+  i=0
+  while [ $i -le 20 ]; do
+    eval "d=\${DISK$i:-}"
+    if [ -n "$d" ]; then
+      fact disk.$i "$d"
+      fact queues.$i "$(queues $d)"
+      fact headmq.$i "$([ -d /sys/block/$d/mq ] && echo yes || echo no)"
+    fi
+    i=$((i + 1))
+  done
+  for i in 0 1 2; do
+    eval "d=\${SCSI$i:-}"
+    [ -n "$d" ] || continue
+    fact scsi.$i "$d"
+    fact scsiqueues.$i "$(queues $d)"
+    fact rotational.$i "$(cat /sys/block/$d/queue/rotational)"
+  done
+}
+facts() {
+  fact kernel "$(uname -r)"
+  fact phase "$PHASE"
+  fact cpus "$(grep -c ^processor /proc/cpuinfo)"
+  fact online "$(cat /sys/devices/system/cpu/online)"
+  fact nodes.possible "$(cat /sys/devices/system/node/possible 2>&1)"
+  fact multipath "$(cat /sys/module/nvme_core/parameters/multipath 2>&1)"
+  find_disks
+  fact paths "$(ls /sys/block | tr '\n' ' ')"
+}
+# start_udevd: systemd-udevd as Debian's initramfs runs it, its log (info and up) to /tmp/udevd.log.
+start_udevd() {
+  at start-udevd
+  env -u MDADM_NO_UDEV SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_LEVEL=info /lib/systemd/systemd-udevd --resolve-names=never \
+    >/tmp/udevd.log 2>&1 &
+  i=0
+  while [ ! -S /run/udev/control ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  fact udevd.version "$(udevadm --version)"
+  fact udevd.control "$([ -S /run/udev/control ] && echo yes || echo no)"
+}
+settle() { at settle; udevadm settle --timeout=60; }
+syslog_block() { block "syslog.$1" </tmp/messages; }
+# The R5/P5/R10 member lists of md0, md2, md1 (set after find_disks).
+members_012() {
+  R5="/dev/$DISK0 /dev/$DISK1 /dev/$DISK2"
+  P5="/dev/${DISK3}p1 /dev/${DISK4}p1 /dev/${DISK5}p1"
+  R10="/dev/$DISK6 /dev/$DISK7 /dev/${DISK3}p2 /dev/${DISK4}p2"
+}
+ATTRS="group_thread_cnt stripe_cache_size sync_speed_max sync_speed_min"
+export MDADM_NO_UDEV=1
+syslogd -O /tmp/messages -s 0 2>/dev/null || syslogd -O /tmp/messages
+touch /tmp/messages
