@@ -4,7 +4,10 @@
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
-//! chroots run against a fake root. This module does no policy: it does not decide what to write.
+//! chroots run against a fake root. [`Root::new`] refuses a root whose top-level directories
+//! ([`TOP_LEVEL`]) lead out of it; the inventory then reads under `sys/` through directory
+//! handles confined to its real path (`crate::dirfd`), the persisted files and writes by path.
+//! This module does no policy: it does not decide what to write.
 
 pub use crate::values::{
     kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
