@@ -223,7 +223,7 @@ fn outside(path: &Path) -> io::Error {
 }
 
 /// Reads a small file as text, by path (the read-back after a write, the persisted files; the
-/// inventory reads through [`Dir`]).
+/// inventory reads through directory handles, `crate::dirfd`).
 ///
 /// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
 /// resolve the directory once with [`Root::confine`], so a file in it cannot lead out of the root.
