@@ -18,6 +18,13 @@ for t in aarch64-unknown-linux-musl aarch64-unknown-linux-gnu; do
   rustup target add "$t" >/dev/null 2>&1 ||
     echo "setup-bench: rustup could not add $t; bench/build-release.sh skips it" >&2
 done
+# The x86_64 binary the collection ships is built by nightly cargo with std rebuilt for size
+# (packaging/targets.sh small_x86_64_build): nightly, its rust-src and its musl target.
+if ! rustup toolchain list | grep -q '^nightly'; then
+  rustup toolchain install nightly --profile minimal
+fi
+rustup +nightly component add rust-src >/dev/null
+rustup +nightly target add x86_64-unknown-linux-musl >/dev/null
 # cargo-zigbuild links the glibc-2.17 release builds (bench/build-release.sh); from PyPI, into
 # the project's venv (made by .ci/setup-python.sh).
 venv=${MDTUNE_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}

@@ -3,7 +3,10 @@
 # (natively, or under qemu-user for aarch64 and ppc64le):
 #   x86_64-unknown-linux-gnu.2.17   glibc 2.17 or later (RHEL 7+, SLES 12+), via cargo-zigbuild
 #   aarch64-unknown-linux-gnu.2.17  the same for aarch64
-#   x86_64-unknown-linux-musl       fully static, needs no libc at all (any x86_64 Linux)
+#   x86_64-unknown-linux-musl       fully static, needs no libc at all (any x86_64 Linux); std
+#                                   rebuilt by nightly for size without its backtrace printer
+#                                   (packaging/targets.sh small_x86_64_build), and checked to
+#                                   still turn a panic into the JSON failure object
 #   aarch64-unknown-linux-musl      fully static aarch64, linked with the toolchain's rust-lld
 #   powerpc64le-unknown-linux-gnu   fully static (static glibc, +crt-static), linked by Debian's
 #                                   cross gcc (packaging/targets.sh says why this route)
@@ -84,7 +87,22 @@ else
   status=1
 fi
 for arch in x86_64 aarch64 ppc64le; do
-  if static_target_ready "$arch"; then
+  if [ "$arch" = x86_64 ]; then
+    static_target x86_64
+    if small_x86_64_build; then
+      check "$TRIPLE" static x86_64
+      # A panic must still end as one JSON failure object with exit status 1.
+      out=$("$dir/$TRIPLE/release/examples/panic_report" 2>/dev/null) && rc=0 || rc=$?
+      if [ "$rc" = 1 ] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["failed"] and "internal error" in d["msg"]' "$out" 2>/dev/null; then
+        echo "  panic: one JSON failure object, exit 1"
+      else
+        echo "  FAIL: a panic in this build gives exit $rc and: $out"; status=1
+      fi
+    else
+      echo "FAIL: the size-optimised static x86_64 build cannot be made here (see above)"
+      status=1
+    fi
+  elif static_target_ready "$arch"; then
     cargo build --release --quiet --target "$TRIPLE"
     check "$TRIPLE" static "$arch"
   else

@@ -42,3 +42,25 @@ static_target_ready() {
       { echo "the ppc64le cross toolchain is missing: apt-get install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross (or run .ci/setup-packaging.sh)" >&2; return 1; }
   fi
 }
+
+# The x86_64 binary the Ansible collection ships (Ansible copies it to every host for every task,
+# so its size matters): static musl, with std rebuilt by nightly cargo (-Z build-std) for size and
+# without its default features, which drops std's backtrace printer (about 210 KiB) while the
+# panic hook still prints the JSON failure object (examples/panic_report.rs proves it in each
+# build). Builds target/x86_64-unknown-linux-musl/release/mdtune and the panic example.
+# Needs the nightly toolchain with rust-src and its x86_64-unknown-linux-musl target
+# (.ci/setup-bench.sh), and crates.io for std's own dependencies on the first build.
+small_x86_64_build() {
+  local problem=
+  rustup toolchain list 2>/dev/null | grep -q '^nightly' || problem="no nightly toolchain"
+  [ -n "$problem" ] || rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src' ||
+    problem="nightly has no rust-src"
+  [ -n "$problem" ] || rustup +nightly target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl ||
+    problem="nightly has no x86_64-unknown-linux-musl target"
+  if [ -n "$problem" ]; then
+    echo "small_x86_64_build: $problem: run .ci/setup-bench.sh (rustup toolchain install nightly; rustup +nightly component add rust-src; rustup +nightly target add x86_64-unknown-linux-musl)" >&2
+    return 1
+  fi
+  cargo +nightly build --release --quiet --target x86_64-unknown-linux-musl \
+    -Z build-std=std,panic_abort -Z build-std-features= --bin mdtune --example panic_report
+}

@@ -5,7 +5,7 @@
 
 use mdtune::run::{self, Exit};
 use mdtune::udev;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::exit;
 
@@ -25,23 +25,14 @@ The result is one JSON object on stdout. Exit status: 0 success (changed or not)
 or docs/reference.md in the source.
 ";
 
-fn print(json: &dyn std::fmt::Display, code: i32) -> ! {
-    let mut out = io::stdout().lock();
-    // Nothing useful can be done if stdout is gone; the exit status still tells.
-    let _ = writeln!(out, "{json}");
-    let _ = out.flush();
-    exit(code)
-}
+use mdtune::report::print_and_exit as print;
 
 fn usage_error(msg: &str) -> ! {
     print(&mdtune::report::failure(msg), Exit::Input as i32)
 }
 
 fn main() {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = format!("internal error (please report it): {info}");
-        print(&mdtune::report::failure(&msg), Exit::Failed as i32)
-    }));
+    mdtune::report::install_panic_hook();
     // Arguments that are not UTF-8 are unusable input, not a panic.
     let args: Vec<String> = std::env::args_os()
         .skip(1)

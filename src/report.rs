@@ -127,6 +127,25 @@ pub fn failure(msg: &str) -> Json {
     serde_json::json!({"changed": false, "failed": true, "msg": msg, "warnings": []})
 }
 
+/// Prints one JSON object on stdout and exits with `code`: how every run ends. Nothing useful can
+/// be done if stdout is gone; the exit status still tells.
+pub fn print_and_exit(json: &dyn std::fmt::Display, code: i32) -> ! {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{json}");
+    let _ = out.flush();
+    std::process::exit(code)
+}
+
+/// Makes a panic end the process like any failed run: one JSON failure object on stdout, exit 1,
+/// never a bare panic message. `examples/panic_report.rs` proves it in each release build.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = format!("internal error (please report it): {info}");
+        print_and_exit(&failure(&msg), crate::run::Exit::Failed as i32)
+    }));
+}
+
 fn restored(w: &Write) -> Restored {
     let (target, setting) = match &w.target {
         Target::Md { array, attr } => (array.clone(), attr.name().to_string()),

@@ -87,8 +87,11 @@ done
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$cargo_build" = 1 ]; then
   (cd "$repo" && cargo build --release --quiet)
-  if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
-    (cd "$repo" && cargo build --release --quiet --target x86_64-unknown-linux-musl)
+  # The x86_64 binary the collection prefers: static and size-optimised (packaging/targets.sh).
+  # shellcheck source=../../packaging/targets.sh
+  . "$repo/packaging/targets.sh"
+  if ! (cd "$repo" && small_x86_64_build); then
+    echo "build-collection: no size-optimised x86_64 build; packing what target/ has" >&2
   fi
 fi
 
