@@ -602,6 +602,105 @@ def bench_syscalls(a, tmp, out):
     return rows
 
 
+# --- 5. the floor of reading sysfs ------------------------------------------------------------------
+
+SYSFS_FLOOR_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "sysfs_floor.rs")
+
+
+def build_sysfs_floor(out):
+    """Builds bench/floor/sysfs_floor.rs: static (musl), optimized, like the mdtune binary."""
+    run(["rustc", "--edition", "2021", "-C", "opt-level=3", "-C", "panic=abort", "-C", "strip=symbols",
+         "--target", "x86_64-unknown-linux-musl", "-o", out, SYSFS_FLOOR_SRC])
+    return out
+
+
+def floor_facts(text):
+    """What the floor printed: {array: (devname, uuid hex, level, state, {attr: value}, sync,
+    [(member, queues, role)])}."""
+    facts = {}
+    for line in text.splitlines():
+        name, *fields = line.split(" ")
+        kv = dict(f.split("=", 1) for f in fields if "=" in f)
+        values = {k: v for k, v in kv.items() if k in SETTINGS}
+        members = []
+        for m in filter(None, kv["members"].split(",")):
+            name, queues, role, _rotational = m.split(":")[:4]
+            state, slot = role.split("/")
+            active = "in_sync" in state.split(",") and slot.isdigit() and "faulty" not in state
+            members.append((name, int(queues), "active" if active else role))
+        members.sort()
+        facts[name] = (kv["devname"], re.sub("[^0-9a-f]", "", kv["uuid"]), kv["level"], kv["state"], values,
+                       kv["sync"].split("/")[0], members)
+    return facts
+
+
+def mdtune_facts(answer):
+    """The same facts from mdtune's JSON answer, for checking the floor read what the answer needs."""
+    facts = {}
+    for a in answer["arrays"]:
+        values = {k: str(v["before"]) for k, v in a["settings"].items()}
+        members = sorted((m["name"], m["hw_queues"], m.get("role", "")) for m in a["members"])
+        facts[a["name"]] = (a.get("devname") or "", re.sub("[^0-9a-f]", "", a.get("uuid") or ""), a["level"],
+                            a["array_state"], values, a["sync"]["action"], members)
+    return facts
+
+
+def bench_floor(a, tmp, out):
+    strace = shutil.which("strace")
+    if not strace:
+        raise SystemExit("bench: the floor section needs strace (apt-get install strace)")
+    n = a.floor_arrays
+    root = make_root(a.mkroot, os.path.join(tmp, f"floor-{n}"), n)
+    converge(a.bin[0][1], root, tmp)
+    kernelize(root)
+    floor = build_sysfs_floor(os.path.join(tmp, "sysfs_floor"))
+    floor_argv = [floor, root] + list(SETTINGS)
+    # Honesty check: the floor found what mdtune's answer says, array by array.
+    query = write_json(os.path.join(tmp, "floor-query.json"), mdtune_input(root, "query"))
+    present = write_json(os.path.join(tmp, "floor-present.json"), mdtune_input(root, "present"))
+    got, want = floor_facts(run(floor_argv).stdout), mdtune_facts(mdtune_once(a.bin[0][1], query))
+    if got != want:
+        diff = [k for k in sorted(set(got) | set(want)) if got.get(k) != want.get(k)][:3]
+        raise SystemExit(f"bench: the floor and mdtune disagree on {diff}: {[got.get(k) for k in diff]} "
+                         f"vs {[want.get(k) for k in diff]}")
+    contenders = [("floor", floor_argv)] + [
+        (f"{label} {state}", [path, args]) for label, path in a.bin for state, args in (("query", query), ("present", present))]
+    counts = {name: strace_summary(strace, argv, os.path.join(tmp, f"floor-{i}.strace"))
+              for i, (name, argv) in enumerate(contenders)}
+    log(f"floor: {len(contenders)} contenders x {a.rounds} rounds")
+    stats = side_by_side([(name, (lambda argv=argv: timed(argv))) for name, argv in contenders], a.rounds)
+    fl, fc = stats["floor"], sum(counts["floor"].values())
+
+    out.append("## 5. mdtune against the floor of reading sysfs\n")
+    out.append(
+        f"The host of the scaling table with {n} raid5 arrays, each over 8 NVMe drives with 64 hardware "
+        f"queues, converged (tmpfs). *floor* is `bench/floor/sysfs_floor.rs`: it reads exactly the "
+        f"files and lists exactly the directories mdtune's answer needs for this input (per array "
+        f"`level`, `array_state`, `metadata_version`, `uuid`, the {len(SETTINGS)} settings, "
+        f"`sync_action`, `sync_completed`, `sync_speed`, `reshape_position` and the `dev-*` entries of "
+        f"`md/`; per member `state`, `slot`, `partition`, `slaves/`, `mq/`, `queue/rotational`; "
+        f"udev's `dev/md` links), "
+        f"follows links without checking where they lead, and prints what it found; the benchmark "
+        f"checked that it found what mdtune's `query` reports (names, uuid, level, state, values, "
+        f"sync action, every member's queues and role). Built static (musl) like mdtune. {a.rounds} rounds, "
+        f"interleaved; *calls* is `strace -f -c` of one run (system calls, start-up included).\n"
+    )
+    out.append("| run | ms (median, min-max) | CPU ms | calls | ms / floor | CPU / floor | calls / floor |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, _ in contenders:
+        st, c = stats[name], sum(counts[name].values())
+        out.append(f"| {name} | {st.ms(2)} ({st.spread_ms(2)}) | {st.cpu.ms(1)} | {c} | {st.median / fl.median:.2f}x "
+                   f"| {st.cpu.median / fl.cpu.median:.2f}x | {c / fc:.2f}x |")
+    calls = sorted({c for v in counts.values() for c in v}, key=lambda c: -max(v.get(c, 0) for v in counts.values()))
+    out.append("\nSystem calls by name (`strace -f -c`):\n")
+    out.append("| system call | " + " | ".join(name for name, _ in contenders) + " |")
+    out.append("| --- |" + " ---: |" * len(contenders))
+    for c in calls:
+        out.append(f"| {c} | " + " | ".join(str(counts[name].get(c, 0)) for name, _ in contenders) + " |")
+    out.append("| **total** | " + " | ".join(f"**{sum(counts[name].values())}**" for name, _ in contenders) + " |\n")
+    return stats, counts
+
+
 def scratch_dir():
     """Where the fake roots go: tmpfs (/dev/shm) when it has room, like sysfs kept in memory.
 
@@ -627,7 +726,8 @@ def main():
     ap.add_argument("--mkroot", required=True, help="the mkroot example binary")
     ap.add_argument("--venv", default=os.environ.get("MDTUNE_VENV", ""))
     ap.add_argument("--salt-modules", required=False, help="directory holding _modules/ and _states/ (module_utils/salt)")
-    ap.add_argument("--sections", default="scaling,ansible,salt,syscalls")
+    ap.add_argument("--sections", default="scaling,ansible,salt,syscalls,floor")
+    ap.add_argument("--floor-arrays", type=int, default=64, help="arrays on the host of the floor section")
     ap.add_argument("--sizes", default="1,8,64,256")
     ap.add_argument("--arrays", type=int, default=8, help="arrays on the Ansible, Salt and strace host")
     ap.add_argument("--rounds", type=int, default=15)
@@ -667,6 +767,8 @@ def main():
                 bench_salt(a, tmp, out)
             elif s == "syscalls":
                 bench_syscalls(a, tmp, out)
+            elif s == "floor":
+                bench_floor(a, tmp, out)
             else:
                 raise SystemExit(f"bench: unknown section {s}")
             log(f"{s}: {time.time() - t0:.0f} s")

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# Builds the release binaries and checks what each one needs and how big it is:
+# Builds the release binaries, checks what each one needs and how big it is, and runs each one
+# (natively, or under qemu-user for aarch64 and ppc64le):
 #   x86_64-unknown-linux-gnu.2.17   glibc 2.17 or later (RHEL 7+, SLES 12+), via cargo-zigbuild;
-#                                   the release binary to ship: must be <= 600 KiB
-#   aarch64-unknown-linux-gnu.2.17  the same for aarch64 (rustup target add aarch64-unknown-linux-gnu)
+#                                   SHIPPED for x86_64: must be <= 600 KiB
+#   aarch64-unknown-linux-gnu.2.17  the same for aarch64; SHIPPED for aarch64: must be <= 600 KiB
 #   x86_64-unknown-linux-musl       fully static, needs no libc at all (any x86_64 Linux)
 #   aarch64-unknown-linux-musl      fully static aarch64, linked with the toolchain's rust-lld
-# Fails if a glibc build needs a symbol version newer than GLIBC_2.17 or is over 600 KiB, or if a
-# musl build is not statically linked. cargo-zigbuild and zig come from PyPI
-# (`pip install cargo-zigbuild ziglang`; .ci/setup-bench.sh puts them in the venv).
-# Binaries: target/<triple>/release/mdtune.
+#   powerpc64le-unknown-linux-gnu   fully static (static glibc, +crt-static), linked by Debian's
+#                                   cross gcc; SHIPPED for ppc64le (packaging/targets.sh says why
+#                                   this route)
+# Fails if a glibc build needs a symbol version newer than GLIBC_2.17 or a shipped build is over
+# 600 KiB (x86_64, aarch64), if a static build is not statically linked, or if a binary does not
+# run. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv); the
+# aarch64 glibc for qemu, qemu-user-static and the ppc64le cross toolchain from
+# .ci/setup-packaging.sh.
+# Binaries: target/<triple>/release/mdtune (the .2.17 builds in target/<triple without .2.17>/).
+# The last lines name the shipped binary of each architecture.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. packaging/targets.sh
 goal_kib=600
 export PATH=${MDTUNE_VENV:-$PWD/.venv}/bin:$PATH
 dir=${CARGO_TARGET_DIR:-target}
 installed=$(rustup target list --installed 2>/dev/null)
 status=0
+shipped=()
 
-check() { # TRIPLE KIND
-  local t=$1 kind=$2 bin=$dir/${1%.2.17}/release/mdtune
+check() { # TRIPLE KIND [ship]
+  local t=$1 kind=$2 ship=${3:-} bin=$dir/${1%.2.17}/release/mdtune
   local bytes
   bytes=$(stat -c %s "$bin")
   echo "$t: $bin $bytes bytes ($((bytes / 1024)) KiB)"
@@ -26,14 +35,12 @@ check() { # TRIPLE KIND
   case $kind in
     gnu)
       local newest
-      newest=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+      newest=$(readelf -V --wide "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
       echo "  needs: $newest or later"
       [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" = GLIBC_2.17 ] ||
         { echo "  FAIL: needs a glibc newer than 2.17"; status=1; }
-      if [ $((bytes / 1024)) -le $goal_kib ]; then echo "  size goal (<= $goal_kib KiB): met"
-      else echo "  FAIL: size goal (<= $goal_kib KiB) not met"; status=1; fi
       ;;
-    musl)
+    static)
       if file -b "$bin" | grep -Eq 'static-pie linked|statically linked'; then
         echo "  static: yes (needs no libc; any Linux kernel 3.2 or later)"
       else
@@ -41,37 +48,49 @@ check() { # TRIPLE KIND
       fi
       ;;
   esac
+  if [ -n "$ship" ] && [ "$t" != powerpc64le-unknown-linux-gnu ]; then
+    if [ $((bytes / 1024)) -le $goal_kib ]; then echo "  size goal (<= $goal_kib KiB): met"
+    else echo "  FAIL: size goal (<= $goal_kib KiB) not met"; status=1; fi
+  fi
+  local run=() out
   case $t in
-    aarch64-*)
-      # Only the static build can run under qemu-aarch64 here (no aarch64 glibc to load).
-      if command -v qemu-aarch64 >/dev/null && [ "$kind" = musl ]; then
-        echo "  runs (qemu-aarch64): $(qemu-aarch64 "$bin" --version)"
-      fi
-      ;;
-    *) echo "  runs: $("$bin" --version)" ;;
+    aarch64-*gnu*) run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu) ;;
+    aarch64-*) run=(qemu-aarch64-static) ;;
+    powerpc64le-*) run=(qemu-ppc64le-static) ;;
   esac
+  if [ ${#run[@]} -gt 0 ] && ! command -v "${run[0]}" >/dev/null; then
+    echo "  FAIL: ${run[0]} is missing (run .ci/setup-packaging.sh)"; status=1
+  elif out=$("${run[@]}" "$bin" --version 2>&1) && [[ $out == "mdtune "* ]]; then
+    echo "  runs${run:+ (${run[*]})}: $out"
+  else
+    echo "  FAIL: does not run${run:+ under ${run[*]}}: $out"; status=1
+  fi
+  [ -z "$ship" ] || shipped+=("$ship: $bin ($((bytes / 1024)) KiB, $([ "$kind" = gnu ] && echo 'glibc 2.17+' || echo static))")
 }
 
 if command -v cargo-zigbuild >/dev/null; then
   cargo zigbuild --release --quiet --target x86_64-unknown-linux-gnu.2.17
-  check x86_64-unknown-linux-gnu.2.17 gnu
+  check x86_64-unknown-linux-gnu.2.17 gnu x86_64
   if grep -qx aarch64-unknown-linux-gnu <<<"$installed"; then
     cargo zigbuild --release --quiet --target aarch64-unknown-linux-gnu.2.17
-    check aarch64-unknown-linux-gnu.2.17 gnu
+    check aarch64-unknown-linux-gnu.2.17 gnu aarch64
   else
-    echo "aarch64-unknown-linux-gnu.2.17: not built (rustup target add aarch64-unknown-linux-gnu)"
+    echo "FAIL: aarch64-unknown-linux-gnu.2.17 not built (rustup target add aarch64-unknown-linux-gnu)"
+    status=1
   fi
 else
   echo "FAIL: cargo-zigbuild is missing (pip install cargo-zigbuild ziglang, or run .ci/setup-bench.sh)"
   status=1
 fi
-cargo build --release --quiet --target x86_64-unknown-linux-musl
-check x86_64-unknown-linux-musl musl
-if grep -qx aarch64-unknown-linux-musl <<<"$installed"; then
-  cargo build --release --quiet --target aarch64-unknown-linux-musl \
-    --config 'target.aarch64-unknown-linux-musl.linker="rust-lld"'
-  check aarch64-unknown-linux-musl musl
-else
-  echo "aarch64-unknown-linux-musl: not built (rustup target add aarch64-unknown-linux-musl)"
-fi
+for arch in x86_64 aarch64 ppc64le; do
+  if static_target_ready "$arch"; then
+    cargo build --release --quiet --target "$TRIPLE"
+    check "$TRIPLE" static "$([ "$arch" = ppc64le ] && echo ppc64le)"
+  else
+    echo "FAIL: the static $arch build cannot be made here (see above)"
+    status=1
+  fi
+done
+echo "shipped binaries (the collection and bench use these):"
+printf '  %s\n' "${shipped[@]}"
 exit $status

@@ -8,12 +8,12 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
+use crate::dirfd::Dir;
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
-use crate::topology::{list, Topology};
+use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -180,29 +180,48 @@ fn read_err(path: &Path, source: io::Error) -> InventoryError {
     }
 }
 
-/// Reads a file, `Ok(None)` when it does not exist.
-fn read_opt(path: &Path) -> Result<Option<String>, InventoryError> {
-    match sysfs::read(path) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(read_err(path, e)),
-    }
+/// Reads file `name` of `dir`, `Ok(None)` when it does not exist.
+fn read_opt(dir: &Dir, name: &str) -> Result<Option<String>, InventoryError> {
+    dir.read(name)
+        .map_err(|e| read_err(&dir.path().join(name), e))
 }
 
 /// Maps link targets' file names to the link names in `dir` (udev's `dev/md`, `dev/disk/by-id`).
-fn links_by_target(dir: &Path, prefix: &str) -> HashMap<String, Vec<String>> {
+fn links_by_target(root: &Root, dir: &str, prefix: &str) -> HashMap<String, Vec<String>> {
     let mut map: HashMap<String, Vec<String>> = HashMap::new();
-    for name in list(dir) {
+    let Some(dir) = root.dir(dir) else {
+        return map;
+    };
+    for name in dir.list().unwrap_or_default() {
         let Some(rest) = name.strip_prefix(prefix) else {
             continue;
         };
-        if let Ok(target) = fs::read_link(dir.join(&name)) {
+        if let Ok(target) = dir.read_link(&name) {
             if let Some(t) = target.file_name().and_then(|t| t.to_str()) {
                 map.entry(t.to_string()).or_default().push(rest.to_string());
             }
         }
     }
     map
+}
+
+/// Whether a `sys/block` entry can be an md device: the kernel names every one `md<N>`,
+/// `md_d<N>` or `md_<name>` (md.c, `md_alloc`), so other devices are not even looked at.
+fn md_name(name: &str) -> bool {
+    name.starts_with("md")
+}
+
+/// A CPU or node list file under `sys/devices/system/`, counted.
+fn count_list(
+    sys: &Dir,
+    root: &Root,
+    dir: &str,
+    file: &str,
+) -> Result<Option<u64>, InventoryError> {
+    match sys.follow(dir, root.sys()) {
+        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| sysfs::parse_cpu_list(&t))),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Reads the host under `root`.
@@ -221,34 +240,34 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         })?;
         inv.speed_limits.insert(limit, n);
     }
-    inv.online_cpus = match root.confine(&root.cpus_online()) {
-        Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
-        None => None,
+    // No sys/ (or no sys/block) is a host without arrays.
+    let Ok(sys) = root.sys_dir() else {
+        return Ok(inv);
     };
-    inv.possible_nodes = match root.confine(&root.nodes_possible()) {
-        Some(p) => read_opt(&p)?.and_then(|t| sysfs::parse_cpu_list(&t)),
-        None => None,
+    inv.online_cpus = count_list(&sys, root, "devices/system/cpu", "online")?;
+    inv.possible_nodes = count_list(&sys, root, "devices/system/node", "possible")?;
+    let Ok(block) = sys.follow("block", root.sys()) else {
+        return Ok(inv);
     };
-
-    let block_names = list(&root.block_dir());
+    let block_names = block.list().unwrap_or_default();
     let mut md_names: Vec<&String> = block_names
         .iter()
+        .filter(|n| md_name(n))
         .filter(|n| scope.only.as_ref().is_none_or(|only| only == *n))
-        .filter(|n| root.block(n).join("md").is_dir())
         .collect();
     md_names.sort_by_key(|n| natural_key(n));
     if md_names.is_empty() {
         return Ok(inv);
     }
-    let devnames = links_by_target(&root.dev_md(), "");
-    let by_id = links_by_target(&root.dev_by_id(), "md-uuid-");
-    let mut topology = Topology::new(root, &block_names);
+    let devnames = links_by_target(root, "dev/md", "");
+    let mut topology = Topology::new(root.sys(), &block, &block_names);
     for name in md_names {
-        // An md device whose directory (or md/) resolves outside sys/ is not ours to read.
-        let Some(dir) = root.confine(&root.block(name)) else {
+        // An md device whose directory resolves outside sys/ is not ours to read; one without
+        // md/ (a real directory, never a link) is not an md device.
+        let Ok(dir) = block.follow(name, root.sys()) else {
             continue;
         };
-        let Some(md) = root.confine(&dir.join("md")) else {
+        let Ok(Some(md)) = dir.sub("md") else {
             continue;
         };
         let mut names = devnames.get(name).cloned().unwrap_or_default();
@@ -256,10 +275,6 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         let mut array = Array {
             name: name.to_string(),
             devnames: names,
-            // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
-            uuid: by_id
-                .get(name)
-                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u))),
             ..Array::default()
         };
         match read_array(&mut array, &md) {
@@ -276,29 +291,34 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         }
         inv.arrays.push(array);
     }
+    // udev's by-id links tell the uuid on kernels without md/uuid (before about 5.9) and for
+    // external metadata (an all-zero md/uuid): read them only when an array needs them.
+    if inv.arrays.iter().any(|a| a.uuid.is_none()) {
+        let by_id = links_by_target(root, "dev/disk/by-id", "md-uuid-");
+        for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
+            a.uuid = by_id
+                .get(&a.name)
+                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u)));
+        }
+    }
     Ok(inv)
 }
 
 /// Fills in what `md/` says about the array.
-fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
+fn read_array(a: &mut Array, md: &Dir) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
-        Ok(read_opt(&md.join(f))?
-            .unwrap_or_default()
-            .trim()
-            .to_string())
+        Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
     };
-    if let Some(u) = read_opt(&md.join("uuid"))?
+    // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
+    a.uuid = read_opt(md, "uuid")?
         .and_then(|u| crate::spec::uuid_hex(u.trim()))
-        .filter(|u| u.bytes().any(|b| b != b'0'))
-    {
-        a.uuid = Some(u);
-    }
+        .filter(|u| u.bytes().any(|b| b != b'0'));
     a.level = text("level")?;
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
     for attr in Attr::ALL {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
-        let Some(t) = read_opt(&md.join(attr.name()))? else {
+        let Some(t) = read_opt(md, attr.name())? else {
             continue;
         };
         let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
@@ -314,7 +334,7 @@ fn read_array(a: &mut Array, md: &Path) -> Result<(), InventoryError> {
         })?;
         a.values.insert(attr, v);
     }
-    if let Some(action) = read_opt(&md.join("sync_action"))? {
+    if let Some(action) = read_opt(md, "sync_action")? {
         let action = action.trim().to_string();
         if action == "reshape" {
             a.reshape = Some("sync_action is reshape".into());

@@ -14,12 +14,16 @@
 
 pub mod apply;
 pub mod auto;
+mod dirfd;
+pub mod entry;
 pub mod hold;
+pub mod input;
 pub mod inventory;
 pub mod kernel;
 pub mod originals;
 pub mod persist;
 pub mod plan;
+pub mod policy;
 pub mod report;
 pub mod rule;
 pub mod run;

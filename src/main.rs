@@ -21,7 +21,8 @@ usage:
   mdtune --help | --version
 
 The result is one JSON object on stdout. Exit status: 0 success (changed or not),
-1 failure, 2 unusable input. Input keys, output keys and examples: see the README.
+1 failure, 2 unusable input. Input keys, output keys and examples: man mdtune,
+or docs/reference.md in the source.
 ";
 
 fn print(json: &dyn std::fmt::Display, code: i32) -> ! {

@@ -118,9 +118,10 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, Stopped> {
 
 /// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
 ///
-/// Exit 2 writes nothing, not even the lock: a run that writes plans once before it takes the
-/// lock (so input the host refuses is refused first), then reads the host again under the lock
-/// and plans again, since another run may have changed it meanwhile.
+/// Exit 2 writes nothing, not even the lock: a run that writes and must create the lock file
+/// plans once before it takes the lock (so input the host refuses is refused first), then reads
+/// the host again under the lock and plans again, since another run may have changed it
+/// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
 pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     let root = open_root(&spec.root)?;
     let writes = spec.state != State::Query && !spec.check_mode;
@@ -130,14 +131,20 @@ pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
             State::Present | State::Query => present(spec, &root, Refusal::Input),
         };
     }
-    if spec.state == State::Present {
+    // Locking a lock file that is already there writes nothing, so then the host is read once,
+    // under the lock, and a refusal is still exit 2. Only a run that must create run/mdtune.lock
+    // (the first on a host) plans before it, then reads the host again under the lock.
+    let lock_exists = root.run().join("mdtune.lock").is_file();
+    let mut refusal = Refusal::Input;
+    if spec.state == State::Present && !lock_exists {
         let inv = inventory::read(&root, &scope(spec)).map_err(stop(Exit::Failed))?;
         plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
+        refusal = Refusal::AfterWait;
     }
     let _lock = apply::lock(&root, wait).map_err(stop(Exit::Failed))?;
     match spec.state {
         State::Reverted => revert(spec, &root),
-        State::Present | State::Query => present(spec, &root, Refusal::AfterWait),
+        State::Present | State::Query => present(spec, &root, refusal),
     }
 }
 

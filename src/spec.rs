@@ -7,36 +7,18 @@
 //! range is a [`SpecError`] naming the key, the value and what is allowed. Checks that need the
 //! live host (a name that matches nothing, a setting the array's level lacks) belong to the plan.
 
-use crate::sysfs::{Attr, Kind, SpeedLimit, Value};
+use crate::sysfs::SpeedLimit;
 use glob::Pattern;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// The kernel's limit for `group_thread_cnt` (raid5.c rejects anything above it).
-pub const MAX_THREADS: u64 = crate::kernel::GROUP_THREAD_CNT_MAX;
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SpecError {
-    #[error("{key}: {value} is not allowed; expected {allowed}")]
-    Invalid {
-        key: String,
-        value: String,
-        allowed: String,
-    },
-    #[error("unknown key {key}; allowed keys: {allowed}")]
-    Unknown { key: String, allowed: String },
-    #[error("the input is not a JSON object: {0}")]
-    NotJson(String),
-}
-
-fn invalid(key: &str, value: &Json, allowed: &str) -> SpecError {
-    SpecError::Invalid {
-        key: key.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
-}
+use crate::entry::parse_entry;
+pub use crate::entry::{uuid_hex, Entry, NameSelector, ENTRY_KEYS};
+use crate::input::{check_keys, invalid};
+pub use crate::input::{parse_bool, parse_int, SpecError, Want, MAX_THREADS};
+use crate::policy::parse_policy;
+pub use crate::policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};
 
 /// What the run does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,78 +38,6 @@ impl State {
             State::Query => "query",
             State::Reverted => "reverted",
         }
-    }
-}
-
-/// A desired value for one attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    Value(Value),
-    /// `group_thread_cnt` from the members' hardware queues.
-    Auto,
-}
-
-/// How `auto` combines the members' queue counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Combine {
-    Min,
-    Max,
-}
-
-/// The parameters of the `auto` thread policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AutoParams {
-    pub min: Option<u64>,
-    /// Defaults to the online CPUs divided by the possible NUMA nodes; never above
-    /// [`MAX_THREADS`].
-    pub max: Option<u64>,
-    pub combine: Combine,
-}
-
-impl Default for AutoParams {
-    fn default() -> Self {
-        AutoParams {
-            min: None,
-            max: None,
-            combine: Combine::Min,
-        }
-    }
-}
-
-/// `thread_policy`: `group_thread_cnt` for raid4/5/6 arrays whose entry sets none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadPolicy {
-    pub want: Want,
-    pub auto: AutoParams,
-}
-
-/// How an entry names arrays.
-#[derive(Clone, Debug)]
-pub enum NameSelector {
-    /// A kernel name (`md0`) or, failing that, an mdadm name published under `dev/md/`.
-    Exact(String),
-    /// `/dev/md/NAME`: only the mdadm name.
-    DevMd(String),
-    /// A glob over kernel names.
-    Glob(Pattern),
-}
-
-/// One element of `arrays`.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    /// Position in `arrays`, for messages and `source`.
-    pub index: usize,
-    pub name: Option<NameSelector>,
-    /// 32 lowercase hex digits, from either the mdadm or the kernel form.
-    pub uuid: Option<String>,
-    pub settings: BTreeMap<Attr, Want>,
-}
-
-impl Entry {
-    /// True if and only if the entry names its arrays exactly (no glob), so that a setting the
-    /// array lacks is an error rather than a skip.
-    pub fn is_exact(&self) -> bool {
-        !matches!(self.name, Some(NameSelector::Glob(_)))
     }
 }
 
@@ -161,22 +71,18 @@ pub const TOP_KEYS: &[&str] = &[
     "check_mode",
     "diff",
 ];
-/// The keys of an array entry.
-pub const ENTRY_KEYS: &[&str] = &[
-    "name",
-    "uuid",
-    "group_thread_cnt",
-    "stripe_cache_size",
-    "preread_bypass_threshold",
-    "skip_copy",
-    "sync_speed_min",
-    "sync_speed_max",
-    "sync_force_parallel",
-];
-/// The keys of the thread policy object.
-pub const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
 /// Keys a run uses but `persist` does not save.
 const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
+/// Keys the read-only `mdtune_info` module refuses: it always runs `state: query`.
+const INFO_REFUSED_KEYS: &[&str] = &["state", "persist"];
+
+/// True if and only if Ansible runs this binary as the `mdtune_info` module (`mdtune_info`,
+/// `mdtune.mdraid.mdtune_info`, or a per-architecture `mdtune_info_<arch>`), which only reports.
+fn is_info_module(map: &Map<String, Json>) -> bool {
+    let name = map.get("_ansible_module_name").and_then(Json::as_str);
+    let short = name.map_or("", |n| n.rsplit('.').next().unwrap_or(n));
+    short == "mdtune_info" || short.starts_with("mdtune_info_")
+}
 
 impl Spec {
     /// Parses and validates the module's input text.
@@ -195,6 +101,18 @@ impl Spec {
     pub fn from_map(map: Map<String, Json>) -> Result<Spec, SpecError> {
         check_keys("", &map, TOP_KEYS, true)?;
         let get = |k: &str| map.get(k).filter(|v| !v.is_null());
+        let info = is_info_module(&map);
+        let refused = INFO_REFUSED_KEYS
+            .iter()
+            .find_map(|k| get(k).map(|v| (*k, v)));
+        if let (true, Some((key, v))) = (info, refused) {
+            return Err(invalid(
+                key,
+                v,
+                "no state or persist: mdtune_info only reports (state: query); \
+                 use mdtune to change values",
+            ));
+        }
         let flag =
             |k: &str| -> Result<bool, SpecError> { get(k).map_or(Ok(false), |v| parse_bool(k, v)) };
 
@@ -241,6 +159,7 @@ impl Spec {
             }
         }
         let state = match get("state") {
+            None if info => State::Query,
             None => State::Present,
             Some(v) => match v.as_str() {
                 Some("present") => State::Present,
@@ -274,283 +193,10 @@ impl Spec {
     }
 }
 
-fn check_keys(
-    prefix: &str,
-    map: &Map<String, Json>,
-    allowed: &[&str],
-    ansible: bool,
-) -> Result<(), SpecError> {
-    for key in map.keys() {
-        if !(allowed.contains(&key.as_str()) || ansible && key.starts_with("_ansible_")) {
-            return Err(SpecError::Unknown {
-                key: format!("{prefix}{key}"),
-                allowed: allowed.join(", "),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// An integer in `lo..=hi`, given as a JSON number or a string of digits.
-pub fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError> {
-    let n = match v {
-        Json::Number(n) => n.as_u64(),
-        Json::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
-    };
-    n.filter(|n| (lo..=hi).contains(n))
-        .ok_or_else(|| invalid(key, v, &format!("an integer {lo}..{hi}")))
-}
-
-/// A boolean as Ansible reads one: true/false, yes/no, on/off, y/n, 1/0.
-pub fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
-    let b = match v {
-        Json::Bool(b) => Some(*b),
-        Json::Number(n) => match n.as_u64() {
-            Some(0) => Some(false),
-            Some(1) => Some(true),
-            _ => None,
-        },
-        Json::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "y" | "1" => Some(true),
-            "false" | "no" | "off" | "n" | "0" => Some(false),
-            _ => None,
-        },
-        _ => None,
-    };
-    b.ok_or_else(|| invalid(key, v, "a boolean (true/false, yes/no)"))
-}
-
-/// `"auto"`, `"off"` or an integer 0..8192.
-fn parse_threads(key: &str, v: &Json) -> Result<Want, SpecError> {
-    match v.as_str().map(str::trim) {
-        Some("auto") => Ok(Want::Auto),
-        Some("off") => Ok(Want::Value(Value::Int(0))),
-        _ => parse_int(key, v, 0, MAX_THREADS)
-            .map(|n| Want::Value(Value::Int(n)))
-            .map_err(|_| invalid(key, v, "\"auto\", \"off\" or an integer 0..8192")),
-    }
-}
-
-fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
-    let Json::Object(map) = v else {
-        return Ok(ThreadPolicy {
-            want: parse_threads("thread_policy", v).map_err(|_| {
-                invalid(
-                    "thread_policy",
-                    v,
-                    "\"auto\", \"off\", an integer 0..8192, or an object with mode/value/min/max/combine",
-                )
-            })?,
-            auto: AutoParams::default(),
-        });
-    };
-    check_keys("thread_policy.", map, POLICY_KEYS, false)?;
-    let get = |k: &str| map.get(k).filter(|v| !v.is_null());
-    let bound = |k: &str| -> Result<Option<u64>, SpecError> {
-        get(k)
-            .map(|v| parse_int(&format!("thread_policy.{k}"), v, 0, MAX_THREADS))
-            .transpose()
-    };
-    let mode = get("mode").map_or(Some("auto"), Json::as_str);
-    let want = match mode {
-        Some("auto") => Want::Auto,
-        Some("off") => Want::Value(Value::Int(0)),
-        Some("fixed") => match get("value") {
-            Some(v) => Want::Value(Value::Int(parse_int(
-                "thread_policy.value",
-                v,
-                0,
-                MAX_THREADS,
-            )?)),
-            None => {
-                return Err(invalid(
-                    "thread_policy.value",
-                    &Json::Null,
-                    "an integer 0..8192 when mode is fixed",
-                ))
-            }
-        },
-        _ => {
-            return Err(invalid(
-                "thread_policy.mode",
-                get("mode").unwrap_or(&Json::Null),
-                "one of auto, fixed, off",
-            ))
-        }
-    };
-    if want != Want::Auto {
-        for k in ["min", "max", "combine"] {
-            if let Some(v) = get(k) {
-                return Err(invalid(
-                    &format!("thread_policy.{k}"),
-                    v,
-                    "nothing unless mode is auto",
-                ));
-            }
-        }
-    }
-    if mode != Some("fixed") {
-        if let Some(v) = get("value") {
-            return Err(invalid(
-                "thread_policy.value",
-                v,
-                "nothing unless mode is fixed",
-            ));
-        }
-    }
-    let combine = match get("combine") {
-        None => Combine::Min,
-        Some(v) => match v.as_str() {
-            Some("min") => Combine::Min,
-            Some("max") => Combine::Max,
-            _ => return Err(invalid("thread_policy.combine", v, "one of min, max")),
-        },
-    };
-    let (min, max) = (bound("min")?, bound("max")?);
-    if let (Some(lo), Some(hi)) = (min, max) {
-        if lo > hi {
-            return Err(invalid(
-                "thread_policy.min",
-                &Json::from(lo),
-                &format!("at most thread_policy.max ({hi})"),
-            ));
-        }
-    }
-    Ok(ThreadPolicy {
-        want,
-        auto: AutoParams { min, max, combine },
-    })
-}
-
-fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
-    let at = format!("arrays[{index}]");
-    let Json::Object(map) = v else {
-        return Err(invalid(
-            &at,
-            v,
-            "an object with name and/or uuid and settings",
-        ));
-    };
-    check_keys(&format!("{at}."), map, ENTRY_KEYS, false)?;
-    let get = |k: &str| map.get(k).filter(|v| !v.is_null());
-    let key = |k: &str| format!("{at}.{k}");
-
-    let name = get("name")
-        .map(|v| parse_selector(&key("name"), v))
-        .transpose()?;
-    let uuid = get("uuid")
-        .map(|v| parse_uuid(&key("uuid"), v))
-        .transpose()?;
-    if name.is_none() && uuid.is_none() {
-        return Err(invalid(&at, v, "an entry with a name, a uuid or both"));
-    }
-    let mut settings = BTreeMap::new();
-    for attr in Attr::ALL {
-        let Some(v) = get(attr.name()) else { continue };
-        let k = key(attr.name());
-        let want = match attr {
-            Attr::GroupThreadCnt => parse_threads(&k, v)?,
-            Attr::StripeCacheSize => Want::Value(Value::Int(parse_int(&k, v, 17, 32768)?)),
-            // The upper bound is the array's stripe_cache_size, checked in the plan.
-            Attr::PrereadBypassThreshold => {
-                Want::Value(Value::Int(parse_int(&k, v, 0, u64::from(u32::MAX))?))
-            }
-            _ => match attr.kind() {
-                Kind::Bool => Want::Value(Value::Bool(parse_bool(&k, v)?)),
-                Kind::SyncSpeed if v.as_str().map(str::trim) == Some("system") => {
-                    Want::Value(Value::System)
-                }
-                // The kernel stores sync_speed_* in an int (ERANGE beyond it).
-                Kind::SyncSpeed => Want::Value(Value::Int(
-                    parse_int(&k, v, 1, u64::from(i32::MAX as u32)).map_err(|_| {
-                        invalid(&k, v, "an integer 1..2147483647 (KiB/s) or \"system\"")
-                    })?,
-                )),
-                Kind::Int | Kind::CInt => unreachable!("every integer attribute is matched above"),
-            },
-        };
-        settings.insert(attr, want);
-    }
-    if let (Some(Want::Value(Value::Int(min))), Some(Want::Value(Value::Int(max)))) = (
-        settings.get(&Attr::SyncSpeedMin),
-        settings.get(&Attr::SyncSpeedMax),
-    ) {
-        if min > max {
-            return Err(invalid(
-                &key("sync_speed_min"),
-                &Json::from(*min),
-                &format!("at most sync_speed_max ({max})"),
-            ));
-        }
-    }
-    Ok(Entry {
-        index,
-        name,
-        uuid,
-        settings,
-    })
-}
-
-/// Kernel names, globs over them, mdadm names and `/dev/md/NAME`. Anything that could walk out of
-/// `sys/block` (`/`, `..`, NUL, control characters) is refused here.
-fn parse_selector(key: &str, v: &Json) -> Result<NameSelector, SpecError> {
-    const ALLOWED: &str = "an md kernel name (md0), a glob (md*), an mdadm name (hana_data) or /dev/md/NAME; no other '/', no '..', no control characters";
-    let Some(s) = v.as_str() else {
-        return Err(invalid(key, v, ALLOWED));
-    };
-    let (dev_md, name) = match s.strip_prefix("/dev/md/") {
-        Some(rest) => (true, rest),
-        None => (false, s),
-    };
-    let bad = name.is_empty()
-        || name.len() > 255
-        || name == "."
-        || name.contains("..")
-        || name.contains('/')
-        || name.chars().any(char::is_control);
-    if bad {
-        return Err(invalid(key, v, ALLOWED));
-    }
-    if dev_md {
-        Ok(NameSelector::DevMd(name.to_string()))
-    } else if name.contains(['*', '?', '[']) {
-        Pattern::new(name)
-            .map(NameSelector::Glob)
-            .map_err(|e| invalid(key, v, &format!("a valid glob ({e})")))
-    } else {
-        Ok(NameSelector::Exact(name.to_string()))
-    }
-}
-
-/// mdadm's `aaaaaaaa:bbbbbbbb:cccccccc:dddddddd` or the kernel's dashed form, as 32 hex digits.
-fn parse_uuid(key: &str, v: &Json) -> Result<String, SpecError> {
-    let s = v.as_str().map(str::trim).unwrap_or_default();
-    let groups: Vec<&str> = s.split([':', '-']).collect();
-    let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();
-    let ok = (shape == [8, 8, 8, 8] && !s.contains('-')
-        || shape == [8, 4, 4, 4, 12] && !s.contains(':'))
-        && groups
-            .iter()
-            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()));
-    if !ok {
-        return Err(invalid(
-            key,
-            v,
-            "mdadm's form (xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx) or the kernel's (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
-        ));
-    }
-    Ok(groups.concat().to_ascii_lowercase())
-}
-
-/// The 32 hex digits of a uuid in either form, or `None` when it is neither.
-pub fn uuid_hex(text: &str) -> Option<String> {
-    parse_uuid("uuid", &Json::String(text.to_string())).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sysfs::{Attr, Value};
     use serde_json::json;
 
     fn spec(v: Json) -> Result<Spec, SpecError> {
@@ -696,6 +342,40 @@ mod tests {
         let mut keys: Vec<_> = s.persisted.keys().cloned().collect();
         keys.sort();
         assert_eq!(keys, ["arrays", "persist"]);
+    }
+
+    #[test]
+    fn mdtune_info_only_queries_and_refuses_state_and_persist() {
+        for name in [
+            "mdtune_info",
+            "mdtune.mdraid.mdtune_info",
+            "mdtune.mdraid.mdtune_info_aarch64",
+        ] {
+            let s =
+                spec(json!({"_ansible_module_name": name, "arrays": [{"name": "md0"}]})).unwrap();
+            assert_eq!(s.state, State::Query, "{name}");
+            let e = err(json!({"_ansible_module_name": name, "state": "present"}));
+            assert!(
+                e.starts_with("state: \"present\"") && e.contains("mdtune_info"),
+                "{e}"
+            );
+            let e = err(json!({"_ansible_module_name": name, "persist": false}));
+            assert!(
+                e.starts_with("persist: false") && e.contains("mdtune_info"),
+                "{e}"
+            );
+        }
+        for name in [
+            "mdtune",
+            "mdtune.mdraid.mdtune",
+            "mdtune.mdraid.mdtune_x86_64",
+            "my_mdtune_information",
+        ] {
+            let s = spec(json!({"_ansible_module_name": name, "persist": true})).unwrap();
+            assert_eq!(s.state, State::Present, "{name}");
+        }
+        let s = spec(json!({"_ansible_module_name": "mdtune", "state": "query"})).unwrap();
+        assert_eq!(s.state, State::Query);
     }
 
     #[test]

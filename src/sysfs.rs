@@ -10,24 +10,51 @@ pub use crate::values::{
     kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
 };
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+use crate::dirfd::{self, Dir};
+
+/// The top-level directories of the root that a run reads or writes. Each must resolve inside
+/// the root: a link such as `sys -> /elsewhere` would carry every read and write with it.
+pub const TOP_LEVEL: [&str; 6] = ["sys", "proc", "dev", "etc", "run", "usr"];
 
 /// The system root every path is built from (`/` on a real host).
 #[derive(Clone, Debug)]
 pub struct Root {
     base: PathBuf,
-    /// `base/sys`, canonicalized once: writes to md attributes must resolve below it.
+    /// `base/sys`, canonicalized once (inside `base`): everything read or written under `sys/`
+    /// must resolve below it.
     sys: PathBuf,
 }
 
 impl Root {
-    /// Opens a root. Fails when the directory does not exist.
+    /// Opens a root. Fails when the directory does not exist, and when one of the
+    /// [`TOP_LEVEL`] directories is a link that leads out of it (or nowhere).
     pub fn new(base: &Path) -> io::Result<Root> {
         let base = fs::canonicalize(base)?;
+        for name in TOP_LEVEL {
+            check_top_level(&base, name)?;
+        }
         let sys = fs::canonicalize(base.join("sys")).unwrap_or_else(|_| base.join("sys"));
         Ok(Root { base, sys })
+    }
+
+    /// The real path of `sys/`: what every directory read under it must stay inside.
+    pub fn sys(&self) -> &Path {
+        &self.sys
+    }
+
+    /// The directory `rel` of the root (`dev/md`), open, when it exists and resolves inside
+    /// the root.
+    pub(crate) fn dir(&self, rel: &str) -> Option<Dir> {
+        Dir::open_within(&self.base.join(rel), &self.base).ok()
+    }
+
+    /// `sys/`, open.
+    pub(crate) fn sys_dir(&self) -> io::Result<Dir> {
+        Dir::open(&self.sys)
     }
 
     pub fn base(&self) -> &Path {
@@ -153,6 +180,31 @@ impl Root {
     }
 }
 
+/// Checks that `base/<name>` (`base` canonical) is inside the root: a real directory, nothing
+/// yet, or a link that resolves inside `base`. A real directory is inside by construction; only a
+/// link can lead out (or nowhere), and the error says so, naming it.
+pub fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
+    let path = base.join(name);
+    if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(());
+    }
+    match fs::canonicalize(&path) {
+        Ok(real) if real.starts_with(base) => Ok(()),
+        Ok(real) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is a link that leads out of the root (to {})",
+                path.display(),
+                real.display()
+            ),
+        )),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("{} is a link that leads nowhere: {e}", path.display()),
+        )),
+    }
+}
+
 fn outside(path: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
@@ -160,7 +212,8 @@ fn outside(path: &Path) -> io::Error {
     )
 }
 
-/// Reads a small kernel file as text.
+/// Reads a small file as text, by path (the read-back after a write, the persisted files; the
+/// inventory reads through [`Dir`]).
 ///
 /// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
 /// resolve the directory once with [`Root::confine`], so a file in it cannot lead out of the root.
@@ -169,15 +222,10 @@ pub fn read(path: &Path) -> io::Result<String> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
-/// Reads a whole file without following a symlink in its last component.
+/// Reads a whole file without following a symlink in its last component: one `read` for a file
+/// under 4 KiB (no `fstat`, no `lseek`).
 pub fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(O_NOFOLLOW)
-        .open(path)?
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
+    dirfd::read_path(path)
 }
 
 /// `O_NOFOLLOW` from the kernel's uapi headers (not exported by std): arm, arm64 and powerpc use

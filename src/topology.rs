@@ -17,14 +17,14 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
 //!
 //! The output is a plain [`Member`] per member, which `plan` reads without touching a
-//! filesystem. Every read goes through the three helpers at the bottom (`read_text`, `list`,
-//! `real`), so the I/O can be swapped without touching the rules.
+//! filesystem. Every read goes through the four helpers at the bottom (`read_text`, `list`, `sub`,
+//! `real`), relative to directories opened once (`crate::dirfd`), so the I/O can be swapped
+//! without touching the rules.
 
+use crate::dirfd::Dir;
 use crate::kernel;
-use crate::sysfs::{self, Root};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// What md uses a member for, from `md/dev-<m>/state` and `md/dev-<m>/slot` (`state_show`,
@@ -149,16 +149,20 @@ const MAX_DEPTH: usize = 16;
 
 /// Follows members down the block stack, remembering each device so shared paths are read once.
 pub(crate) struct Topology<'a> {
-    root: &'a Root,
+    /// The real path of `sys/`: every device directory must stay inside it.
+    sys: &'a Path,
+    /// `sys/block`, open (NVMe path devices are reached through it).
+    block: &'a Dir,
     /// The names in `sys/block` (NVMe path devices are found among them).
     block_names: &'a [String],
     cache: HashMap<PathBuf, Resolved>,
 }
 
 impl<'a> Topology<'a> {
-    pub(crate) fn new(root: &'a Root, block_names: &'a [String]) -> Topology<'a> {
+    pub(crate) fn new(sys: &'a Path, block: &'a Dir, block_names: &'a [String]) -> Topology<'a> {
         Topology {
-            root,
+            sys,
+            block,
             block_names,
             cache: HashMap::new(),
         }
@@ -167,29 +171,33 @@ impl<'a> Topology<'a> {
     /// Every member of the array whose device directory is `dir` and whose `md/` is `md`:
     /// from `md/dev-*/block` with their roles, or from `slaves/` (role unknown) when md lists
     /// none.
-    pub(crate) fn members(&mut self, dir: &Path, md: &Path) -> Vec<Member> {
+    pub(crate) fn members(&mut self, dir: &Dir, md: &Dir) -> Vec<Member> {
         let mut members = Vec::new();
         for entry in list(md) {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };
-            let dev = md.join(&entry);
             let role = Role::from_md(
-                read_text(&dev.join("state")).as_deref(),
-                read_text(&dev.join("slot")).as_deref(),
+                read_text(md, &format!("{entry}/state")).as_deref(),
+                read_text(md, &format!("{entry}/slot")).as_deref(),
             );
-            members.push(self.member(name, &dev.join("block"), role));
+            members.push(self.member(name, md, &format!("{entry}/block"), role));
         }
         if members.is_empty() {
-            for name in list(&dir.join("slaves")) {
-                let link = dir.join("slaves").join(&name);
-                members.push(self.member(&name, &link, Role::Unknown));
+            if let Some(slaves) = sub(dir, "slaves") {
+                for name in list(&slaves) {
+                    members.push(self.member(&name, &slaves, &name, Role::Unknown));
+                }
             }
         }
         members
     }
 
-    fn member(&mut self, name: &str, link: &Path, role: Role) -> Member {
+    /// Member `name`, reached through the link `link` in `from`.
+    fn member(&mut self, name: &str, from: &Dir, link: &str, role: Role) -> Member {
+        let Some(dir) = real(from, link, self.sys) else {
+            return unresolved(name, role, &from.path().join(link));
+        };
         let mut m = Member {
             name: name.to_string(),
             role,
@@ -197,13 +205,13 @@ impl<'a> Topology<'a> {
             reason: role.not_counted().map(String::from),
             ..Member::default()
         };
-        let Some(dir) = real(self.root, link) else {
-            m.problem = Some(format!("{} does not resolve inside sys/", link.display()));
-            return m;
+        // The member itself was checked for a partition here; its disk is checked again below.
+        let (disk, checked) = match disk_of(&dir, self.sys) {
+            Some(disk) => (disk, false),
+            None => (dir, true),
         };
-        let disk = disk_of(&dir);
-        let device = file_name(&disk);
-        match self.resolve(&disk, 0) {
+        let device = disk.name();
+        match self.resolve(&disk, 0, checked) {
             Ok(leaves) => {
                 m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
                 m.note = rotational_note(&leaves);
@@ -218,35 +226,37 @@ impl<'a> Topology<'a> {
         m
     }
 
-    fn resolve(&mut self, dev: &Path, depth: usize) -> Resolved {
-        if let Some(r) = self.cache.get(dev) {
+    /// What `dev` resolves to; `whole` when it is already known not to be a partition.
+    fn resolve(&mut self, dev: &Dir, depth: usize, whole: bool) -> Resolved {
+        if let Some(r) = self.cache.get(dev.path()) {
             return r.clone();
         }
-        let r = self.resolve_uncached(dev, depth);
-        self.cache.insert(dev.to_path_buf(), r.clone());
+        let r = self.resolve_uncached(dev, depth, whole);
+        self.cache.insert(dev.path().to_path_buf(), r.clone());
         r
     }
 
-    fn resolve_uncached(&mut self, dev: &Path, depth: usize) -> Resolved {
-        let name = file_name(dev);
+    fn resolve_uncached(&mut self, dev: &Dir, depth: usize, whole: bool) -> Resolved {
+        let name = dev.name();
         if depth > MAX_DEPTH {
             return Err(format!("{name}: device stack deeper than {MAX_DEPTH}"));
         }
         // A partition anywhere in the stack: its queues are its disk's.
-        let disk = disk_of(dev);
-        if disk != dev {
-            return self.resolve(&disk, depth + 1);
+        if !whole {
+            if let Some(disk) = disk_of(dev, self.sys) {
+                return self.resolve(&disk, depth + 1, false);
+            }
         }
         // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
-        let slaves = list(&dev.join("slaves"));
-        if !slaves.is_empty() {
-            let lower = slaves.iter().map(|s| dev.join("slaves").join(s));
-            return self.resolve_all(&name, lower, depth);
+        if let Some(slaves) = sub(dev, "slaves") {
+            let lower = list(&slaves);
+            if !lower.is_empty() {
+                return self.resolve_all(&name, &slaves, &lower, depth);
+            }
         }
-        let mq = list(&dev.join("mq"));
-        if !mq.is_empty() {
-            let dirs = mq.iter().filter(|d| d.parse::<u32>().is_ok()).count() as u64;
-            let rotational = read_text(&dev.join("queue/rotational")).as_deref() == Some("1");
+        let (entries, dirs) = dev.count_sub("mq", |d| d.parse::<u32>().is_ok());
+        if entries > 0 {
+            let rotational = read_text(dev, "queue/rotational").as_deref() == Some("1");
             let hw_queues = if rotational {
                 kernel::ROTATIONAL_QUEUES
             } else {
@@ -261,45 +271,56 @@ impl<'a> Topology<'a> {
         }
         // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
         if let Some(head) = nvme_head(&name) {
-            let paths: Vec<PathBuf> = self
+            let paths: Vec<String> = self
                 .block_names
                 .iter()
                 .filter(|p| nvme_path_of(p) == Some(head))
-                .map(|p| self.root.block(p))
+                .cloned()
                 .collect();
             if !paths.is_empty() {
-                return self.resolve_all(&name, paths.into_iter(), depth);
+                let block = self.block;
+                return self.resolve_all(&name, block, &paths, depth);
             }
         }
         Err(format!("{name} has no mq/, no slaves/ and no NVMe paths"))
     }
 
-    /// Resolves every lower device; the result is all their leaves, or the first problem.
-    fn resolve_all(
-        &mut self,
-        name: &str,
-        lower: impl Iterator<Item = PathBuf>,
-        depth: usize,
-    ) -> Resolved {
+    /// Resolves every lower device (the links `lower` in `from`); the result is all their
+    /// leaves, or the first problem.
+    fn resolve_all(&mut self, name: &str, from: &Dir, lower: &[String], depth: usize) -> Resolved {
         let mut leaves = Vec::new();
         for link in lower {
-            let Some(dir) = real(self.root, &link) else {
+            let Some(dir) = real(from, link, self.sys) else {
                 return Err(format!(
                     "{name}: {} does not resolve inside sys/",
-                    link.display()
+                    from.path().join(link).display()
                 ));
             };
-            leaves.extend(self.resolve(&dir, depth + 1)?);
+            leaves.extend(self.resolve(&dir, depth + 1, false)?);
         }
         Ok(leaves)
     }
 }
 
-/// The disk a device directory belongs to: its parent when it is a partition, else itself.
-fn disk_of(dev: &Path) -> PathBuf {
-    match dev.parent() {
-        Some(parent) if read_text(&dev.join("partition")).is_some() => parent.to_path_buf(),
-        _ => dev.to_path_buf(),
+/// A member whose device cannot be found inside `sys/` (through `link`).
+fn unresolved(name: &str, role: Role, link: &Path) -> Member {
+    Member {
+        name: name.to_string(),
+        role,
+        counted: role.not_counted().is_none(),
+        reason: role.not_counted().map(String::from),
+        problem: Some(format!("{} does not resolve inside sys/", link.display())),
+        ..Member::default()
+    }
+}
+
+/// The disk of a device directory that is a partition (it has a `partition` file): its parent
+/// directory. `None` when it is not a partition.
+fn disk_of(dev: &Dir, sys: &Path) -> Option<Dir> {
+    if dev.has("partition") {
+        dev.parent(sys)
+    } else {
+        None
     }
 }
 
@@ -319,12 +340,6 @@ fn rotational_note(leaves: &[Leaf]) -> Option<String> {
     })
 }
 
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 /// `nvme<S>n<N>` -> (S, N).
 fn nvme_head(name: &str) -> Option<(u32, u32)> {
     let (s, n) = name.strip_prefix("nvme")?.split_once('n')?;
@@ -339,29 +354,28 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
     Some((s.parse().ok()?, n.parse().ok()?))
 }
 
-// The filesystem, in three helpers: everything above reads through them.
+// The filesystem, in four helpers: everything above reads through them, relative to open
+// directories (crate::dirfd).
 
-/// A small sysfs file's text, trimmed; `None` when it cannot be read.
-fn read_text(path: &Path) -> Option<String> {
-    sysfs::read(path).ok().map(|t| t.trim().to_string())
+/// A small sysfs file's text, trimmed; `None` when it cannot be read. `name` may be a path
+/// (`queue/rotational`); no component of it is followed if it is a link.
+fn read_text(dir: &Dir, name: &str) -> Option<String> {
+    dir.read(name).ok().flatten().map(|t| t.trim().to_string())
 }
 
-/// A directory's entry names, sorted; empty when it does not exist.
-pub(crate) fn list(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+/// A directory's entry names, sorted; empty when it cannot be listed.
+fn list(dir: &Dir) -> Vec<String> {
+    dir.list().unwrap_or_default()
 }
 
-/// The real path of a link (or directory), only when it stays inside the root's `sys/`.
-fn real(root: &Root, link: &Path) -> Option<PathBuf> {
-    root.confine(link)
+/// The subdirectory `name` of `dir` (a directory, not a link).
+fn sub(dir: &Dir, name: &str) -> Option<Dir> {
+    dir.sub(name).ok().flatten()
+}
+
+/// The directory the link `link` in `from` leads to, only when it stays inside `sys/`.
+fn real(from: &Dir, link: &str, sys: &Path) -> Option<Dir> {
+    from.follow(link, sys).ok()
 }
 
 #[cfg(test)]

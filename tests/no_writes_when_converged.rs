@@ -21,6 +21,8 @@ const STRACE: &str = "strace";
 /// What one traced run did.
 struct Traced {
     json: Value,
+    /// The exit status (strace exits with the traced program's).
+    code: i32,
     /// Every open/creat/truncate of a path under `<root>/sys` or `<root>/proc` that could write.
     writes: Vec<String>,
     /// Every traced call on a path under `<root>/sys` or `<root>/proc`, writable or not.
@@ -37,6 +39,9 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
         .args([
             "-f",
             "-qq",
+            // Print the path behind every descriptor: mdtune opens files relative to directory
+            // descriptors (`openat(5</root/sys/.../md>, "group_thread_cnt", ...)`).
+            "-y",
             "-e",
             "trace=?open,openat,?openat2,?creat,truncate",
             "-o",
@@ -62,7 +67,7 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
     let mut writes = Vec::new();
     let mut touched = 0;
     for line in text.lines() {
-        let Some(path) = quoted_path(line) else {
+        let Some(path) = opened_path(line) else {
             continue;
         };
         if !prefixes.iter().any(|p| path.starts_with(p.as_str())) {
@@ -83,6 +88,7 @@ fn traced_run(dir: &Path, root: &Path, input: Value, label: &str) -> Traced {
     }
     Traced {
         json,
+        code: out.status.code().unwrap_or(-1),
         writes,
         touched,
     }
@@ -101,11 +107,41 @@ fn kernel_prefixes(root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The first quoted string of an strace line: the path of open/openat/creat/truncate.
-fn quoted_path(line: &str) -> Option<&str> {
-    let start = line.find('"')? + 1;
-    let len = line[start..].find('"')?;
-    Some(&line[start..start + len])
+/// The path an strace line (made with `-y`) opens, creates or truncates: its first quoted
+/// string, joined onto the directory when it is relative to a descriptor (`5</root/sys/...>`).
+fn opened_path(line: &str) -> Option<String> {
+    let args = &line[line.find('(')? + 1..];
+    let start = args.find('"')? + 1;
+    let len = args[start..].find('"')?;
+    let name = &args[start..start + len];
+    let dir = args
+        .split_once('<')
+        .filter(|(fd, _)| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|(_, rest)| rest.split_once('>'))
+        .map(|(dir, _)| dir);
+    match dir {
+        Some(dir) if !name.starts_with('/') => Some(format!("{dir}/{name}")),
+        _ => Some(name.to_string()),
+    }
+}
+
+#[test]
+fn paths_opened_relative_to_a_descriptor_are_seen_in_full() {
+    let line = r#"123 openat(5</r/sys/devices/virtual/block/md0/md>, "group_thread_cnt", O_WRONLY|O_TRUNC) = 6</r/x>"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/sys/devices/virtual/block/md0/md/group_thread_cnt")
+    );
+    let line = r#"openat(AT_FDCWD</w>, "/r/sys/block/md0/md/level", O_RDONLY) = 3</r/x>"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/sys/block/md0/md/level")
+    );
+    let line = r#"truncate("/r/proc/sys/dev/raid/speed_limit_max", 0) = 0"#;
+    assert_eq!(
+        opened_path(line).as_deref(),
+        Some("/r/proc/sys/dev/raid/speed_limit_max")
+    );
 }
 
 /// A host of two raid5 arrays over 4-queue NVMe drives, with every value at the kernel default.
@@ -183,5 +219,51 @@ fn query_and_check_mode_open_no_sysfs_file_for_writing_even_when_values_differ()
     let real = traced_run(&dir, &root, desired(&root), "real");
     assert_eq!(real.json["changed"], true, "{}", real.json);
     assert!(!real.writes.is_empty(), "strace shows no writable open");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A converged `present` reads the host once: when `run/mdtune.lock` is already there, taking it
+/// writes nothing, so the run need not plan before the lock and again under it.
+#[test]
+fn a_converged_present_reads_each_array_once_when_the_lock_file_exists() {
+    let (dir, root) = host("read-once");
+    let first = traced_run(&dir, &root, desired(&root), "first");
+    assert_eq!(first.json["changed"], true, "{}", first.json);
+    assert!(root.join("run/mdtune.lock").is_file());
+    let second = traced_run(&dir, &root, desired(&root), "second");
+    assert_eq!(second.json["changed"], false, "{}", second.json);
+    let log = fs::read_to_string(dir.join("second.strace")).unwrap();
+    let level_reads = log
+        .lines()
+        .filter_map(opened_path)
+        .filter(|p| p.ends_with("/md/level"))
+        .count();
+    assert_eq!(
+        level_reads, 2,
+        "md/level of each of the 2 arrays read once:\n{log}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// With the lock file in place, input the host refuses is refused under the lock: still exit 2,
+/// and still nothing written.
+#[test]
+fn a_refusal_under_an_existing_lock_is_exit_2_and_writes_nothing() {
+    let (dir, root) = host("refusal-under-lock");
+    traced_run(&dir, &root, desired(&root), "first");
+    let before = common::snapshot(&root);
+    let mut input = desired(&root);
+    input["arrays"] = json!([{"name": "md9", "stripe_cache_size": 4096}]);
+    let refused = traced_run(&dir, &root, input, "refused");
+    assert_eq!(refused.code, 2, "{}", refused.json);
+    assert!(
+        refused.json["msg"].as_str().unwrap_or("").contains("md9"),
+        "{}",
+        refused.json
+    );
+    assert!(
+        common::snapshot(&root) == before,
+        "a refused run changed a file"
+    );
     let _ = fs::remove_dir_all(&dir);
 }

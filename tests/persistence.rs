@@ -168,6 +168,23 @@ fn persist_in_check_mode_writes_no_file() {
 }
 
 #[test]
+fn query_after_a_persisted_apply_is_compliant_and_its_message_agrees() {
+    let dir = scratch("persistquery");
+    demo_host(&dir);
+    let mut input = desired();
+    input["state"] = json!("present");
+    assert_eq!(run(&dir, input.clone()).json["failed"], false);
+    input["state"] = json!("query");
+    let out = run(&dir, input);
+    assert_eq!(out.json["compliant"], true, "{}", out.stdout);
+    assert!(
+        out.json["msg"].as_str().unwrap().starts_with("compliant"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn udev_replays_the_persisted_state_for_one_array_after_a_reboot() {
     let dir = scratch("udev");
     let r = demo_host(&dir);
@@ -400,7 +417,8 @@ fn udev_never_writes_its_log_through_a_kmsg_link() {
     let real_dev = dir.join("dev.real");
     fs::rename(dir.join("dev"), &real_dev).unwrap();
     std::os::unix::fs::symlink(&other, dir.join("dev")).unwrap();
-    assert_eq!(udev(&dir, "md0").0, 1);
+    // A top-level directory outside the root makes the root unusable (contract section 4): exit 2.
+    assert_eq!(udev(&dir, "md0").0, 2);
     assert_eq!(
         fs::read_to_string(other.join("kmsg")).unwrap(),
         "keep me too\n"

@@ -1,38 +1,68 @@
 #!/usr/bin/env bash
-# Assembles the Ansible collection mdtune.mdraid from the release binary and builds its tarball.
+# Assembles the Ansible collection mdtune.mdraid from the release binaries and builds its tarball.
 #
 #   module_utils/ansible/build-collection.sh [--out DIR] [--no-cargo]
+#       [--release --repository URL --documentation URL --issues URL]
 #
 # Result (DIR defaults to target/ansible-collection):
-#   DIR/ansible_collections/mdtune/mdraid/   the collection tree (ansible-test runs here)
+#   DIR/ansible_collections/mdtune/mdraid/   the collection tree (ansible-test and ansible-lint run here)
 #   DIR/mdtune-mdraid-VERSION.tar.gz         what `ansible-galaxy collection install` takes
 #
-# Binaries (the module is the compiled mdtune itself, no Python wrapper):
-#   plugins/modules/mdtune          the primary build: target/x86_64-unknown-linux-musl/release/mdtune
-#                                   (static, runs on any x86_64 Linux) when the musl target is
-#                                   installed, else target/release/mdtune (needs the build host's
-#                                   glibc or newer on the managed hosts)
-#   plugins/modules/mdtune_aarch64  target/aarch64-unknown-linux-musl/release/mdtune, when it exists
-#   mdtune_x86_64 (meta/runtime.yml) a redirect to mdtune, so that
-#                                   `mdtune.mdraid.mdtune_{{ ansible_architecture }}` always resolves
-# Each binary gets its sidecar docs (module_utils/ansible/mdtune.yml).
+# --release is a build to publish: it needs the three URLs that galaxy.yml carries (source
+# repository, documentation, issue tracker), which only the publisher knows, and fails without them.
+# Without --release the URLs are optional (a build for testing).
 #
-# --no-cargo skips `cargo build` and packs the binaries already in target/.
-# ansible-galaxy comes from $MDTUNE_VENV (default: .venv in the checkout) or PATH.
+# Binaries: one per CPU architecture, each the first of these that exists, in binaries/mdtune-<arch>:
+#   x86_64   target/x86_64-unknown-linux-musl, target/x86_64-unknown-linux-gnu, target/release
+#   aarch64  target/aarch64-unknown-linux-musl, target/aarch64-unknown-linux-gnu
+#   ppc64le  target/powerpc64le-unknown-linux-musl, target/powerpc64le-unknown-linux-gnu
+# (.../release/mdtune each, under $CARGO_TARGET_DIR when set; bench/build-release.sh builds them). A binary that needs a glibc newer
+# than 2.31 is refused (a plain `cargo build` on this Debian needs 2.34): build it statically
+# (musl) or with bench/build-release.sh.
+#
+# Modules (plugins/modules/): each is a link to a binary plus a documentation-only NAME.py, the
+# layout under which `ansible-doc --list` and Galaxy list a binary module (docs/ansible.md,
+# "The collection's layout"):
+#   mdtune, mdtune_info                 the x86_64 build (the first built architecture otherwise)
+#   mdtune_<arch>, mdtune_info_<arch>   every architecture's build, for
+#                                       action: "mdtune.mdraid.mdtune_{{ ansible_architecture }}"
+# mdtune_info is the same binary; called by that name it only reports (state=query).
+#
+# --no-cargo skips `cargo build` and packs the binaries already in target/. ansible-galaxy,
+# antsibull-changelog and python3 (with PyYAML) come from $MDTUNE_VENV (default: .venv in the
+# checkout); .ci/setup-python.sh installs them.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=$repo/target/ansible-collection
 cargo_build=1
+release=0
+repository="" documentation="" issues=""
+die() { echo "build-collection: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
     --no-cargo) cargo_build=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --release) release=1; shift ;;
+    --repository|--documentation|--issues)
+      [ $# -ge 2 ] || die "$1 needs a URL"
+      printf -v "${1#--}" '%s' "$2"; shift 2 ;;
+    --repository=*|--documentation=*|--issues=*)
+      key=${1%%=*}; printf -v "${key#--}" '%s' "${1#*=}"; shift ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-collection: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
+done
+for key in repository documentation issues; do
+  url=${!key}
+  if [ -n "$url" ] && ! [[ $url =~ ^https?://[^[:space:]]+$ ]]; then
+    die "--$key: '$url' is not an http(s) URL"
+  fi
+  if [ "$release" = 1 ] && [ -z "$url" ]; then
+    die "--release needs --repository, --documentation and --issues (galaxy.yml's URLs); missing: --$key"
+  fi
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -40,20 +70,21 @@ out=$(cd "$out" && pwd)
 namespace=mdtune
 name=mdraid
 version=$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\(.*\)"/\1/p}' "$repo/Cargo.toml" | head -1)
-[ -n "$version" ] || { echo "build-collection: no version in $repo/Cargo.toml" >&2; exit 1; }
+[ -n "$version" ] || die "no version in $repo/Cargo.toml"
 
 venv=${MDTUNE_VENV:-$repo/.venv}
-galaxy=$venv/bin/ansible-galaxy
-[ -x "$galaxy" ] || galaxy=$(command -v ansible-galaxy || true)
-if [ -z "$galaxy" ]; then
-  echo "build-collection: ansible-galaxy not found in $venv or PATH; run .ci/setup-python.sh" \
-    "(or pip install 'ansible-core>=2.14')" >&2
-  exit 1
-fi
+# antsibull-changelog runs ansible-doc to list the new modules: the venv's, when there is one.
+[ -d "$venv/bin" ] && export PATH=$venv/bin:$PATH
+tool() { # NAME -> path in the venv or on PATH
+  if [ -x "$venv/bin/$1" ]; then echo "$venv/bin/$1"; else command -v "$1" || true; fi
+}
+galaxy=$(tool ansible-galaxy) changelog=$(tool antsibull-changelog) python=$(tool python3)
+for t in galaxy changelog; do
+  [ -n "${!t}" ] || die "${t/galaxy/ansible-galaxy} not found in $venv or PATH; run .ci/setup-python.sh"
+done
+"$python" -c 'import yaml' 2>/dev/null || die "$python has no PyYAML; run .ci/setup-python.sh"
 
-musl_x86=$repo/target/x86_64-unknown-linux-musl/release/mdtune
-musl_arm=$repo/target/aarch64-unknown-linux-musl/release/mdtune
-native=$repo/target/release/mdtune
+target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$cargo_build" = 1 ]; then
   (cd "$repo" && cargo build --release --quiet)
   if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
@@ -66,79 +97,110 @@ elf_arch() {
   case $(od -An -tx1 -j18 -N2 "$1" | tr -d ' \n') in
     3e00) echo x86_64 ;;
     b700) echo aarch64 ;;
+    1500) echo ppc64le ;;
     *) echo unknown ;;
   esac
 }
-
-# A binary older than the newest source file was not rebuilt: say so rather than ship it silently.
-newest_src=$(find "$repo/src" "$repo/Cargo.toml" -type f -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
-stale_check() {
-  local bin=$1 t
-  t=$(stat -c %Y "$bin")
-  if [ -n "$newest_src" ] && [ "${newest_src%.*}" -gt "$t" ]; then
-    echo "build-collection: warning: $bin is older than the sources (rebuild it)" >&2
-  fi
+# The newest glibc symbol version a binary needs (empty for a static binary).
+glibc_needed() {
+  { LC_ALL=C grep -aoE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' "$1" || true; } | sort -uV | tail -1 | sed 's/^GLIBC_//'
 }
+max_glibc=2.31
+newest_src=$(find "$repo/src" "$repo/Cargo.toml" -type f -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
 
-if [ -x "$musl_x86" ]; then primary=$musl_x86
-elif [ -x "$native" ]; then primary=$native
-else
-  echo "build-collection: no release binary ($native); run cargo build --release" >&2; exit 1
-fi
-primary_arch=$(elf_arch "$primary")
-[ "$primary_arch" != unknown ] || { echo "build-collection: $primary is not an x86_64/aarch64 ELF binary" >&2; exit 1; }
-stale_check "$primary"
+# Picks, checks and records each architecture's binary: arches[i] and bins[i].
+arches=() bins=()
+for arch in x86_64 aarch64 ppc64le; do
+  case $arch in
+    x86_64) candidates=(x86_64-unknown-linux-musl x86_64-unknown-linux-gnu .) ;;
+    aarch64) candidates=(aarch64-unknown-linux-musl aarch64-unknown-linux-gnu) ;;
+    ppc64le) candidates=(powerpc64le-unknown-linux-musl powerpc64le-unknown-linux-gnu) ;;
+  esac
+  bin=""
+  for triple in "${candidates[@]}"; do
+    if [ "$triple" = . ]; then f=$target/release/mdtune; else f=$target/$triple/release/mdtune; fi
+    if [ -f "$f" ]; then bin=$f; break; fi
+  done
+  [ -n "$bin" ] || continue
+  rel=${bin#"$repo"/}
+  [ "$(elf_arch "$bin")" = "$arch" ] || die "$rel is not an $arch ELF binary ($(elf_arch "$bin"))"
+  need=$(glibc_needed "$bin")
+  if [ -n "$need" ] && [ "$(printf '%s\n' "$need" "$max_glibc" | sort -V | tail -1)" != "$max_glibc" ]; then
+    die "$rel needs glibc $need; the collection takes binaries that need at most glibc $max_glibc" \
+      "(SLES 15 SP2, RHEL 8 and older hosts have no newer one). Build it statically" \
+      "(rustup target add ${candidates[0]}; cargo build --release --target ${candidates[0]})" \
+      "or run bench/build-release.sh."
+  fi
+  if [ -n "$newest_src" ] && [ "${newest_src%.*}" -gt "$(stat -c %Y "$bin")" ]; then
+    echo "build-collection: warning: $rel is older than the sources (rebuild it)" >&2
+  fi
+  arches+=("$arch") bins+=("$bin")
+done
+[ ${#arches[@]} -gt 0 ] || die "no release binary in $target (see --help); run cargo build --release --target x86_64-unknown-linux-musl"
+primary=${arches[0]}
 
 coll=$out/ansible_collections/$namespace/$name
 rm -rf "$coll"
-mkdir -p "$coll/plugins/modules" "$coll/meta" "$coll/tests/sanity"
+mkdir -p "$coll/plugins/modules" "$coll/meta" "$coll/tests/sanity" "$coll/binaries"
 
-sed "s/@VERSION@/$version/" "$here/collection/galaxy.yml.in" > "$coll/galaxy.yml"
+{
+  sed "s/@VERSION@/$version/" "$here/collection/galaxy.yml.in"
+  for key in repository documentation issues; do
+    [ -z "${!key}" ] || echo "$key: ${!key}"
+  done
+} > "$coll/galaxy.yml"
 cp "$here/collection/README.md" "$coll/README.md"
-install -m 0755 "$primary" "$coll/plugins/modules/mdtune"
-cp "$here/mdtune.yml" "$coll/plugins/modules/mdtune.yml"
+cp "$repo/LICENSE" "$coll/LICENSE"
 
-modules=(mdtune)
-extra=()
-if [ -x "$musl_arm" ] && [ "$(elf_arch "$musl_arm")" = aarch64 ] && [ "$primary_arch" != aarch64 ]; then
-  stale_check "$musl_arm"
-  extra+=(aarch64)
-  install -m 0755 "$musl_arm" "$coll/plugins/modules/mdtune_aarch64"
-  sed -e 's/^  module: mdtune$/  module: mdtune_aarch64/' \
-      -e 's/^\(  short_description: .*\)$/\1 (aarch64 build)/' \
-      "$here/mdtune.yml" > "$coll/plugins/modules/mdtune_aarch64.yml"
-  modules+=(mdtune_aarch64)
-fi
+modules=()
+module() { # NAME ARCH: a link to the binary and the documentation-only NAME.py
+  ln -s "../../binaries/mdtune-$2" "$coll/plugins/modules/$1"
+  "$python" "$here/moduledocs.py" "$1" py "$coll/plugins/modules/$1.py"
+  modules+=("$1")
+}
+for i in "${!arches[@]}"; do
+  install -m 0644 "${bins[$i]}" "$coll/binaries/mdtune-${arches[$i]}"
+done
+module mdtune "$primary"
+module mdtune_info "$primary"
+for arch in "${arches[@]}"; do
+  module "mdtune_$arch" "$arch"
+  module "mdtune_info_$arch" "$arch"
+done
 
 cat > "$coll/meta/runtime.yml" <<EOF
 ---
-# Sidecar docs for binary modules need ansible-core 2.14 or later.
-requires_ansible: ">=2.14.0"
-plugin_routing:
-  modules:
-    # plugins/modules/mdtune is the $primary_arch build: give it its architecture's name too, so that
-    # mdtune.mdraid.mdtune_{{ ansible_architecture }} resolves on every supported host.
-    mdtune_$primary_arch:
-      redirect: $namespace.$name.mdtune
+# Tested with ansible-core 2.19 (tests/ansible in the mdtune repository).
+requires_ansible: ">=2.19.0"
 EOF
 
-# ansible-test sanity ignores for ansible-core 2.19 (the only version this is tested with). The file
-# may hold no comment-only lines, so each entry carries its reason after '#'.
-{
-  for m in "${modules[@]}"; do
-    echo "plugins/modules/$m validate-modules!skip # a compiled binary module (Rust): validate-modules can only inspect Python and PowerShell modules and crashes on an ELF file; its docs (plugins/modules/$m.yml) are validated on their own"
-    echo "plugins/modules/$m.yml validate-modules:missing-gplv3-license # the collection is Apache-2.0 (galaxy.yml), so it has no GPLv3 header; the test expects one in every module file, sidecar docs included"
-  done
-} > "$coll/tests/sanity/ignore-2.19.txt"
+# The changelog: the fragments of the versions not yet released become this version's entry.
+cp -r "$here/collection/changelogs" "$coll/changelogs"
+if ! grep -q "^  $version:" "$coll/changelogs/changelog.yaml" 2>/dev/null; then
+  (cd "$coll" && ANSIBLE_COLLECTIONS_PATH=$out "$changelog" release --version "$version" --date "$(date -u +%F)" >/dev/null) ||
+    die "antsibull-changelog release failed in $coll"
+fi
+(cd "$coll" && "$changelog" generate >/dev/null) || die "antsibull-changelog generate failed in $coll"
+[ -s "$coll/CHANGELOG.md" ] || die "antsibull-changelog wrote no CHANGELOG.md"
+
+# ansible-test sanity ignores for ansible-core 2.19 (the version this is tested with). Each entry
+# carries its reason after '#'. The binaries need none: ansible-test skips links in plugins/modules.
+for m in "${modules[@]}"; do
+  echo "plugins/modules/$m.py validate-modules:missing-gplv3-license # the collection is Apache-2.0 (LICENSE), so its module docs carry no GPLv3 header"
+done > "$coll/tests/sanity/ignore-2.19.txt"
 
 rm -f "$out/$namespace-$name-"*.tar.gz
 "$galaxy" collection build --force --output-path "$out" "$coll" >/dev/null
 tarball=$out/$namespace-$name-$version.tar.gz
-[ -f "$tarball" ] || { echo "build-collection: ansible-galaxy did not produce $tarball" >&2; exit 1; }
+[ -f "$tarball" ] || die "ansible-galaxy did not produce $tarball"
 size=$(stat -c %s "$tarball")
 if [ "$size" -gt $((20 * 1024 * 1024)) ]; then
-  echo "build-collection: $tarball is $size bytes; Galaxy rejects collections over 20 MB" >&2; exit 1
+  die "$tarball is $size bytes; Galaxy rejects collections over 20 MB"
 fi
 echo "collection: $coll"
-echo "binaries: mdtune ($primary_arch, from ${primary#"$repo"/})${extra:+, mdtune_aarch64}"
+for i in "${!arches[@]}"; do
+  need=$(glibc_needed "${bins[$i]}")
+  echo "binary: binaries/mdtune-${arches[$i]} from ${bins[$i]#"$repo"/} (${need:+needs glibc }${need:-static})"
+done
+echo "modules: ${modules[*]}"
 echo "tarball: $tarball ($((size / 1024)) KiB)"

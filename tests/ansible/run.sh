@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # test functions are called through t(), which shellcheck cannot follow
 # The Ansible suite: the mdtune binary driven by real ansible-core (ansible-playbook, ansible-doc,
-# ansible-galaxy, ansible-test) against fake sysfs roots copied from examples/demo-host.
+# ansible-galaxy, ansible-test) against fake sysfs roots copied from examples/demo-host, and the
+# built collection checked by the ecosystem's own tools (ansible-doc --list as Galaxy runs it,
+# ansible-lint --profile production, ansible-test sanity, antsibull-changelog in the build).
 #
 #   tests/ansible/run.sh            from any directory; builds the release binary itself
 #
@@ -30,7 +32,7 @@ finish() {
 }
 
 missing=()
-for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test python3; do
+for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test ansible-lint antsibull-changelog python3; do
   [ -x "$venv/bin/$tool" ] || missing+=("$venv/bin/$tool")
 done
 for tool in cargo chattr; do
@@ -38,7 +40,8 @@ for tool in cargo chattr; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "tests/ansible: missing ${missing[*]}"
-  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19), or set MDTUNE_VENV;"
+  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19, ansible-lint, antsibull-changelog),"
+  echo "  or set MDTUNE_VENV;"
   echo "  cargo comes with Rust (rustup), chattr with e2fsprogs"
   failed=1; failures+=("tools missing")
   finish
@@ -50,10 +53,10 @@ if [ -n "${MDTUNE_TEST_TMP:-}" ]; then parent=$MDTUNE_TEST_TMP
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then parent=/dev/shm
 else parent=${TMPDIR:-/tmp}; fi
 tmp=$(mktemp -d "$parent/mdtune-ansible.XXXXXX")
-immutable=""
+immutable=()
 cleanup() {
-  # Undo chattr +i (rollback test) so the directory can be removed.
-  [ -n "$immutable" ] && chattr -i "$immutable" 2>/dev/null
+  # Undo chattr +i (rollback and staged tests) so the directory can be removed.
+  [ ${#immutable[@]} -eq 0 ] || chattr -i "${immutable[@]}" 2>/dev/null
   if [ "${MDTUNE_KEEP_TMP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -87,6 +90,9 @@ build() {
     (cd "$repo" && cargo build --release --target x86_64-unknown-linux-musl) || return 1
   fi
   cp "$repo/target/release/mdtune" "$sidecar" "$tmp/library/"
+  # mdtune_info is the same binary under its own name, with its own docs.
+  ln -s mdtune "$tmp/library/mdtune_info"
+  "$venv/bin/python3" "$repo/module_utils/ansible/moduledocs.py" mdtune_info yml "$tmp/library/mdtune_info.yml"
 }
 t "cargo build --release" build
 if [ ! -x "$tmp/library/mdtune" ]; then
@@ -184,8 +190,8 @@ failed_write_rolls_back() {
   local r; r=$(newroot rollback)
   local before; before=$(cd "$r" && find sys proc -type f -print0 | sort -z | xargs -0 md5sum)
   # EPERM on write, even for root: the kernel refusing a value, as far as mdtune can tell.
-  immutable=$r/sys/block/md3/md/group_thread_cnt
-  chattr +i "$immutable" || fail "chattr +i not supported on $tmp's filesystem"
+  immutable+=("$r/sys/block/md3/md/group_thread_cnt")
+  chattr +i "$r/sys/block/md3/md/group_thread_cnt" || fail "chattr +i not supported on $tmp's filesystem"
   play -i "$(inv rollback "$r")" "$books/rollback.yml" || return 1
   chattr -i "$r/sys/block/md3/md/group_thread_cnt"
   diff <(echo "$before") <(cd "$r" && find sys proc -type f -print0 | sort -z | xargs -0 md5sum) ||
@@ -249,7 +255,8 @@ t "query + assert, persist, reverted" query_persist_revert
 # --- docs -----------------------------------------------------------------------------------
 docs_match_the_module() {
   local r; r=$(newroot docs)
-  play -i "$(inv docs "$r")" "$books/docs.yml" -e mdtune_sidecar="$sidecar"
+  play -i "$(inv docs "$r")" "$books/docs.yml" -e mdtune_sidecar="$sidecar" \
+    -e mdtune_info_sidecar="$tmp/library/mdtune_info.yml"
 }
 t "sidecar docs and the binary agree (options, defaults, return keys)" docs_match_the_module
 
@@ -293,61 +300,246 @@ example_playbook_converges() {
 t "examples/ansible: library/ placement, converges, second run unchanged, revert" example_playbook_converges
 
 # --- the collection ---------------------------------------------------------------------------
+# The URLs a release build needs (only the publisher knows the real ones).
+urls=(--repository https://git.example.org/mdtune --documentation https://git.example.org/mdtune/docs/ansible.md
+      --issues https://git.example.org/mdtune/issues)
+coll=$tmp/build/ansible_collections/mdtune/mdraid
 collection_builds_installs_and_runs() {
-  MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build" --no-cargo || return 1
+  MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build" --no-cargo --release "${urls[@]}" ||
+    return 1
   local tarball; tarball=$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz) || return 1
-  tar -tzf "$tarball" | sort > "$tmp/tar.txt"
-  for f in MANIFEST.json FILES.json README.md meta/runtime.yml plugins/modules/mdtune \
-           plugins/modules/mdtune.yml tests/sanity/ignore-2.19.txt; do
-    grep -qxF "$f" "$tmp/tar.txt" || fail "$f missing from $tarball"
+  tar -tzvf "$tarball" | awk '{print $1, $6, $7, $8}' | sort -k2 > "$tmp/tar.txt"
+  for f in MANIFEST.json FILES.json README.md LICENSE CHANGELOG.md changelogs/changelog.yaml meta/runtime.yml \
+           binaries/mdtune-x86_64 plugins/modules/mdtune.py plugins/modules/mdtune_info.py tests/sanity/ignore-2.19.txt; do
+    grep -qE "^-\S* $f$" "$tmp/tar.txt" || fail "$f missing from $tarball"
   done
-  # An aarch64 build in target/ must ship as mdtune_aarch64, with its docs.
-  if [ -x "$repo/target/aarch64-unknown-linux-musl/release/mdtune" ]; then
-    grep -qxF plugins/modules/mdtune_aarch64 "$tmp/tar.txt" && grep -qxF plugins/modules/mdtune_aarch64.yml "$tmp/tar.txt" ||
-      fail "target/aarch64-unknown-linux-musl/release/mdtune exists but the collection lacks mdtune_aarch64"
-    [ "$(od -An -tx1 -j18 -N2 "$tmp/build/ansible_collections/mdtune/mdraid/plugins/modules/mdtune_aarch64" | tr -d ' ')" = b700 ] ||
-      fail "plugins/modules/mdtune_aarch64 is not an aarch64 ELF binary"
-    echo "collection carries the aarch64 build"
-  fi
+  # The modules are links to the binaries, so that ansible-doc --list and ansible-test skip the ELF files.
+  for m in mdtune mdtune_info mdtune_x86_64 mdtune_info_x86_64; do
+    grep -qE "^l\S* plugins/modules/$m -> ../../binaries/mdtune-x86_64$" "$tmp/tar.txt" ||
+      fail "plugins/modules/$m is not a link to ../../binaries/mdtune-x86_64 in $tarball"
+  done
+  ! grep -q 'validate-modules!skip' "$coll/tests/sanity/ignore-2.19.txt" || fail "ignore-2.19.txt still skips validate-modules"
+  # Every architecture built in target/ ships, with its modules.
+  local arch triple
+  for arch in aarch64 ppc64le; do
+    for triple in "${arch/ppc64le/powerpc64le}-unknown-linux-musl" "${arch/ppc64le/powerpc64le}-unknown-linux-gnu"; do
+      [ -x "$repo/target/$triple/release/mdtune" ] || continue
+      grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
+        grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt" ||
+        fail "target/$triple/release/mdtune exists but the collection lacks mdtune_$arch"
+      echo "collection carries the $arch build"; break
+    done
+  done
   "$venv/bin/ansible-galaxy" collection install -p "$tmp/collections" "$tarball" || return 1
-  if grep -qxF plugins/modules/mdtune_aarch64 "$tmp/tar.txt"; then
-    "$venv/bin/ansible-doc" mdtune.mdraid.mdtune_aarch64 | grep -q 'aarch64 build' || fail "ansible-doc mdtune.mdraid.mdtune_aarch64"
-  fi
   "$venv/bin/ansible-doc" mdtune.mdraid.mdtune > "$tmp/cdoc.txt" || return 1
   grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt" ||
     fail "ansible-doc mdtune.mdraid.mdtune does not render"
   local r; r=$(newroot collection)
   ANSIBLE_LIBRARY='' play -i "$(inv collection "$r")" "$books/collection.yml"
 }
-t "8b. collection: build, install, ansible-doc mdtune.mdraid.mdtune, FQCN and per-arch name" \
+t "8b. collection: release build, install, ansible-doc, FQCN, mdtune_info and per-arch names" \
   collection_builds_installs_and_runs
 
-# Every task in the sidecar's EXAMPLES, in order, on one fake root (the root option added to each,
-# become dropped: the suite runs as the user it is); needs the collection installed by 8b.
+# What Galaxy's importer does (galaxy_importer/loaders/doc_string.py): list the modules with
+# ansible-doc --list, then load each one's docs. A module the list drops shows on Galaxy as missing.
+ansible_doc_lists_every_module() {
+  local expected=(mdtune mdtune_info) arch
+  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -t module -l mdtune.mdraid > "$tmp/list.txt" 2>&1 || { cat "$tmp/list.txt"; return 1; }
+  cat "$tmp/list.txt"
+  ! grep -qiE 'WARNING|ERROR' "$tmp/list.txt" || fail "ansible-doc -l warned"
+  local m
+  for m in "${expected[@]}"; do
+    grep -qE "^mdtune\.mdraid\.$m +\S" "$tmp/list.txt" || fail "ansible-doc -l mdtune.mdraid does not list $m"
+  done
+  [ "$(wc -l < "$tmp/list.txt")" -eq ${#expected[@]} ] || fail "expected ${#expected[@]} modules: ${expected[*]}"
+  ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -t module --json "${expected[@]/#/mdtune.mdraid.}" |
+    "$venv/bin/python3" -c '
+import json, sys
+docs = json.load(sys.stdin)
+for name, d in sorted(docs.items()):
+    doc = d["doc"]
+    assert doc["module"] == name.split(".")[-1], (name, doc["module"])
+    assert d["examples"] and d["return"] and doc["options"], name
+    info = "_info" in name
+    assert ("state" in doc["options"]) != info, (name, sorted(doc["options"]))
+    assert name.endswith(("mdtune", "mdtune_info")) or "build)" in doc["short_description"], name
+    print("%s: %d options, %d return keys" % (name, len(doc["options"]), len(d["return"])))
+assert len(docs) == int(sys.argv[1]), sorted(docs)' ${#expected[@]}
+}
+t "ansible-doc -l mdtune.mdraid lists every module, and each one's docs load (Galaxy's import)" \
+  ansible_doc_lists_every_module
+
+# Galaxy itself: galaxy-importer (its own venv, see .ci/setup-python.sh) imports the release
+# tarball as Galaxy does on upload (metadata, ansible-doc, ansible-lint) and loads every module.
+galaxy_importer_loads_every_module() {
+  local gi=${MDTUNE_IMPORTER_VENV:-$venv-galaxy-importer}
+  [ -x "$gi/bin/python3" ] && "$gi/bin/python3" -c 'import galaxy_importer' 2>/dev/null ||
+    fail "galaxy-importer not found in $gi: run .ci/setup-python.sh (or set MDTUNE_IMPORTER_VENV)" || return 1
+  local out=$tmp/importer; mkdir -p "$out"
+  (cd "$out" && ANSIBLE_LIBRARY='' PATH=$gi/bin:$PATH "$gi/bin/python3" -m galaxy_importer.main \
+    "$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz)") || return 1
+  local expected=(mdtune mdtune_info) arch
+  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  "$venv/bin/python3" - "$out/importer_result.json" "${expected[@]}" <<'PY'
+import json, sys
+result = json.load(open(sys.argv[1]))
+expected = sorted(sys.argv[2:])
+modules = sorted(c["name"] for c in result["contents"] if c["content_type"] == "module")
+assert modules == expected, "Galaxy would list %s, expected %s" % (modules, expected)
+docs = {d["content_name"]: d["doc_strings"] for d in result["docs_blob"]["contents"]}
+for name in expected:
+    assert docs.get(name, {}).get("doc", {}).get("options"), "no documentation for %s" % name
+print("galaxy-importer: %d modules, each with its documentation: %s" % (len(modules), ", ".join(modules)))
+PY
+}
+t "galaxy-importer imports the release tarball and lists every module with its docs" galaxy_importer_loads_every_module
+
+ansible_lint_production_passes() {
+  [ -x "$venv/bin/ansible-lint" ] || fail "$venv/bin/ansible-lint missing: run .ci/setup-python.sh"
+  (cd "$coll" && ANSIBLE_LIBRARY='' "$venv/bin/ansible-lint" --profile production --offline --nocolor) || return 1
+  # A release build without the URLs is refused, naming what is missing.
+  if MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build-nourl" --no-cargo \
+       --release --repository https://git.example.org/mdtune > "$tmp/nourl.log" 2>&1; then
+    fail "a --release build without --documentation and --issues succeeded"
+  fi
+  cat "$tmp/nourl.log"
+  grep -q -- '--documentation' "$tmp/nourl.log" || fail "the refusal does not name --documentation"
+}
+t "ansible-lint --profile production passes on the release build (and a release build needs the URLs)" \
+  ansible_lint_production_passes
+
+# The build takes each architecture's binary from target/ (CARGO_TARGET_DIR): a dynamically linked
+# one that needs a glibc newer than 2.31 is refused, not shipped.
+build_refuses_a_new_glibc_binary() {
+  local fake=$tmp/fake-target need
+  mkdir -p "$fake/release"
+  cp "$repo/target/release/mdtune" "$fake/release/mdtune"
+  need=$(grep -aoE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' "$fake/release/mdtune" | sort -uV | tail -1)
+  echo "target/release/mdtune needs $need"
+  [ "$(printf '%s\n' "${need#GLIBC_}" 2.31 | sort -V | tail -1)" != 2.31 ] ||
+    fail "target/release/mdtune needs only $need here: this host cannot show the refusal"
+  if CARGO_TARGET_DIR=$fake MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build-glibc" \
+       --no-cargo > "$tmp/glibc.log" 2>&1; then
+    fail "a binary that needs $need was packed"
+  fi
+  cat "$tmp/glibc.log"
+  grep -q "needs glibc ${need#GLIBC_}" "$tmp/glibc.log" || fail "the refusal does not say which glibc it needs"
+  ! ls "$tmp"/build-glibc/*.tar.gz 2>/dev/null || fail "a tarball was written"
+}
+t "the build refuses a binary that needs a glibc newer than 2.31" build_refuses_a_new_glibc_binary
+
+# Every task in the EXAMPLES of mdtune and mdtune_info, in order, on one fake root (the root option
+# added to each, become dropped: the suite runs as the user it is). They name the modules by their
+# FQCN, as a collection user copies them: only the collection installed by 8b resolves them.
 examples_in_the_docs_run() {
   local r; r=$(newroot doc-examples)
-  "$venv/bin/python3" - "$sidecar" "$r" "$tmp/doc-examples.yml" <<'PY' || return 1
+  "$venv/bin/python3" - "$sidecar" "$repo/module_utils/ansible/mdtune_info.yml" "$r" "$tmp/doc-examples.yml" <<'PY' || return 1
 import sys, yaml
-sidecar, root, out = sys.argv[1:]
-tasks = yaml.safe_load(yaml.safe_load(open(sidecar))["EXAMPLES"])
+sidecar, info, root, out = sys.argv[1:]
+tasks = []
+for path in (sidecar, info):
+    tasks += yaml.safe_load(yaml.safe_load(open(path))["EXAMPLES"])
 modules = 0
 for task in tasks:
     task.pop("become", None)
-    if str(task.get("action", "")).startswith("mdtune"):
+    short = [k for k in task if k in ("mdtune", "mdtune_info", "ansible.legacy.mdtune")]
+    assert not short, "EXAMPLES task %r uses the short name %s, not the FQCN" % (task.get("name"), short)
+    if "action" in task:
+        assert str(task["action"]).startswith("mdtune.mdraid."), task["action"]
         task["args"]["root"] = root
         modules += 1
-    for key in ("mdtune", "mdtune.mdraid.mdtune"):
+    for key in ("mdtune.mdraid.mdtune", "mdtune.mdraid.mdtune_info"):
         if key in task:
-            task[key]["root"] = root
+            task[key] = dict(task[key] or {}, root=root)
             modules += 1
-assert modules >= 7, "expected at least 7 mdtune tasks in EXAMPLES, found %d" % modules
+assert modules >= 9, "expected at least 9 mdtune tasks in EXAMPLES, found %d" % modules
 play = [{"name": "EXAMPLES", "hosts": "all", "gather_facts": True, "gather_subset": ["min"], "tasks": tasks}]
 yaml.safe_dump(play, open(out, "w"), sort_keys=False)
-print("%d tasks, %d of them mdtune" % (len(tasks), modules))
+print("%d tasks, %d of them mdtune.mdraid modules" % (len(tasks), modules))
 PY
-  ANSIBLE_LIBRARY=$tmp/library play -i "$(inv doc-examples "$r")" "$tmp/doc-examples.yml"
+  ANSIBLE_LIBRARY='' play -i "$(inv doc-examples "$r")" "$tmp/doc-examples.yml"
 }
-t "every EXAMPLES task of the docs runs (in order, on a fake root)" examples_in_the_docs_run
+t "every EXAMPLES task of the docs runs by its FQCN (in order, on a fake root)" examples_in_the_docs_run
+
+# --- issue 17: a staged rollout (serial 1, 30%, 100%) and a compliance sweep, 20 hosts ---------
+# Fresh roots stage01..stage20, through the collection installed by 8b. stage01 is the canary.
+staged=$tmp/staged.ini
+staged_inventory() {
+  local n
+  echo "[fleet]" > "$staged"
+  for n in $(seq -w 1 20); do
+    echo "stage$n ansible_connection=local mdtune_root=$(newroot "stage$n")" >> "$staged"
+  done
+}
+# The result lines of each "TASK [Tune md RAID]" section: one line per host, in batch order.
+batches() { awk '/^TASK \[Tune md RAID\]/{n++} n && /^(ok|changed|failed|fatal): \[/{print n, $0}' "$1"; }
+
+canary_failure_stops_the_rollout() {
+  staged_inventory
+  local before; before=$(for n in $(seq -w 1 20); do snapshot "$tmp/roots/stage$n"; done)
+  # The canary's kernel refuses a write (EPERM, as chattr +i makes it even for root).
+  local locked=$tmp/roots/stage01/sys/block/md0/md/stripe_cache_size
+  immutable+=("$locked")
+  chattr +i "$locked" || fail "chattr +i not supported on $tmp's filesystem"
+  if ANSIBLE_LIBRARY='' play -i "$staged" -f 10 "$books/staged.yml" > "$tmp/staged-fail.log" 2>&1; then
+    cat "$tmp/staged-fail.log"; fail "the rollout succeeded although the canary failed"
+  fi
+  chattr -i "$locked"
+  cat "$tmp/staged-fail.log"
+  batches "$tmp/staged-fail.log" > "$tmp/staged-fail.batches"
+  [ "$(cut -d' ' -f1-3 "$tmp/staged-fail.batches")" = "1 fatal: [stage01]:" ] ||
+    fail "expected only the canary stage01 to run, and fail: $(cat "$tmp/staged-fail.batches")"
+  grep -q 'stripe_cache_size' "$tmp/staged-fail.log" || fail "the canary's failure does not name the setting"
+  grep -qE '^NO MORE HOSTS LEFT' "$tmp/staged-fail.log" || fail "Ansible did not stop the play"
+  # Every root as it was: the canary rolled back, the other 19 never touched.
+  diff <(echo "$before") <(for n in $(seq -w 1 20); do snapshot "$tmp/roots/stage$n"; done) ||
+    fail "a host's root changed"
+  echo "the canary failed and rolled back; stage02..stage20 untouched"
+}
+t "staged rollout: a canary that fails stops it before any other host is touched" canary_failure_stops_the_rollout
+
+staged_rollout_converges_in_batches() {
+  [ -f "$staged" ] || staged_inventory
+  ANSIBLE_LIBRARY='' play -i "$staged" -f 10 "$books/staged.yml" > "$tmp/staged1.log" 2>&1 || { cat "$tmp/staged1.log"; return 1; }
+  ANSIBLE_LIBRARY='' play -i "$staged" -f 10 "$books/staged.yml" > "$tmp/staged2.log" 2>&1 || { cat "$tmp/staged2.log"; return 1; }
+  batches "$tmp/staged1.log" > "$tmp/staged1.batches"
+  local sizes; sizes=$(cut -d' ' -f1 "$tmp/staged1.batches" | uniq -c | awk '{printf "%s ", $1}')
+  [ "$sizes" = "1 6 13 " ] || fail "batch sizes: expected 1 6 13, got $sizes"
+  head -1 "$tmp/staged1.batches" | grep -q '\[stage01\]' || fail "the canary batch is not stage01"
+  local n
+  for n in $(seq -w 1 20); do
+    recap "$tmp/staged1.log" "stage$n" 1 && recap "$tmp/staged2.log" "stage$n" 0 || return 1
+    expect_md "$tmp/roots/stage$n" md0 stripe_cache_size 4096 || return 1
+  done
+  echo "batches of $sizes; 20 hosts converged; the second run changed nothing"
+}
+t "staged rollout: batches of 1, 30%, the rest; every host converges; a second run changes nothing" \
+  staged_rollout_converges_in_batches
+
+compliance_sweep_finds_the_drifted_host() {
+  local before; before=$(for n in $(seq -w 1 20); do snapshot "$tmp/roots/stage$n"; done)
+  ANSIBLE_LIBRARY='' play -i "$staged" -f 10 "$books/sweep.yml" > "$tmp/sweep1.log" 2>&1 || { cat "$tmp/sweep1.log"; return 1; }
+  # Someone sets a value by hand on one host.
+  echo 256 > "$tmp/roots/stage07/sys/block/md0/md/stripe_cache_size"
+  before=$(for n in $(seq -w 1 20); do snapshot "$tmp/roots/stage$n"; done)
+  if ANSIBLE_LIBRARY='' play -i "$staged" -f 10 "$books/sweep.yml" > "$tmp/sweep2.log" 2>&1; then
+    cat "$tmp/sweep2.log"; fail "the sweep passed although stage07 drifted"
+  fi
+  local n
+  for n in $(seq -w 1 20); do
+    if [ "$n" = 07 ]; then
+      grep -qE "^stage07 +: .* failed=1 " "$tmp/sweep2.log" || fail "stage07 is not failed: $(grep -E '^stage07 ' "$tmp/sweep2.log")"
+    else
+      recap "$tmp/sweep2.log" "stage$n" 0 || return 1
+    fi
+  done
+  grep -q 'drifted: md0' "$tmp/sweep2.log" || fail "the sweep does not name md0"
+  diff <(echo "$before") <(for n in $(seq -w 1 20); do snapshot "$tmp/roots/stage$n"; done) || fail "the sweep wrote"
+  echo "only stage07 reported, naming md0; nothing written"
+}
+t "compliance sweep with mdtune_info: only the drifted host fails, nothing is written" \
+  compliance_sweep_finds_the_drifted_host
 
 t "ansible-test sanity on the built collection" env MDTUNE_VENV="$venv" "$here/sanity.sh" --no-cargo
 

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Salt suite: the mdtune execution and state modules (module_utils/salt), the example top file,
 # SLS and pillar (examples/salt) and the SUSE Manager / Uyuni formula (module_utils/suma), run
-# with real Salt - masterless `salt-call --local` from the venv ${MDTUNE_VENV:-<repo>/.venv} -
-# against copies of the bundled demo host (examples/demo-host) in a temporary directory.
+# with real Salt - masterless `salt-call --local` - against copies of the bundled demo host
+# (examples/demo-host) in a temporary directory.
+#
+# The salt-call checks run twice: on Salt 3008 (the venv ${MDTUNE_VENV:-<repo>/.venv}, made by
+# .ci/setup-python.sh) and on the 3006 LTS line that SUSE Manager's Salt bundle runs
+# (${MDTUNE_SALT3006_VENV:-<that venv>-salt3006}, made by .ci/setup-salt3006.sh). Before them:
+# Salt's docstring rule, the formula's layout, and the form checks (tests/salt/form_check.py):
+# every field of form.yml against the binary, through a transcription of Uyuni's pillar merge
+# (tests/salt/uyuni_pillar.py).
 #
 # Everything Salt writes (config, cache, pki, sockets, logs) and every fake root lives in one
 # temporary directory; nothing is written to /etc, /var or /srv. The directory is removed when
@@ -10,51 +17,25 @@
 #
 # Builds the release binary first (cargo build --release). MDTUNE_BIN=PATH runs the checks
 # against another binary instead, and says so. Ends with one line "N passed, N failed" and
-# exits non-zero if any check failed or Salt is missing.
+# exits non-zero if any check failed or a Salt venv is missing.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${MDTUNE_VENV:-$repo/.venv}
-salt_call=$venv/bin/salt-call
-py=$venv/bin/python
+venv3006=${MDTUNE_SALT3006_VENV:-$venv-salt3006}
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() {
-  failed=$((failed + 1)); echo "FAIL - $1"; shift
-  [ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/       /'
-}
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit $?
-}
+# shellcheck source=tests/salt/lib.sh
+. "$repo/tests/salt/lib.sh"
 
-if [ ! -x "$salt_call" ] || [ ! -x "$py" ]; then
-  not_ok "salt-call is available" "no $salt_call: create the venv with .ci/setup-python.sh" \
+if [ ! -x "$venv/bin/salt-call" ] || [ ! -x "$venv/bin/python" ]; then
+  not_ok "salt-call (Salt 3008) is available" "no $venv/bin/salt-call: create the venv with .ci/setup-python.sh" \
     "(python3 -m venv $venv && $venv/bin/pip install 'salt==3008.4'), or set MDTUNE_VENV"
   finish
 fi
+py=$venv/bin/python
 
 # --- the binary -------------------------------------------------------------------------------
-if [ -n "${MDTUNE_BIN:-}" ]; then
-  bin=$(cd "$(dirname "$MDTUNE_BIN")" && pwd)/$(basename "$MDTUNE_BIN")
-  echo "# MDTUNE_BIN is set: testing $bin (not building)"
-else
-  echo "# cargo build --release"
-  if ! (cd "$repo" && cargo build --release --quiet); then
-    not_ok "cargo build --release" "the release binary does not build; nothing else was run"
-    finish
-  fi
-  bin=${CARGO_TARGET_DIR:-$repo/target}/release/mdtune
-  case $bin in /*) ;; *) bin=$repo/$bin ;; esac
-fi
-if [ ! -x "$bin" ]; then
-  not_ok "mdtune binary exists" "no executable at $bin"
-  finish
-fi
+mdtune_binary
 
-# --- a private, masterless Salt -----------------------------------------------------------------
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt.XXXXXX")
 cleanup() {
   if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi
@@ -66,102 +47,6 @@ outside() { for d in /etc/salt /var/cache/salt /var/log/salt /var/run/salt /srv/
   [ -e "$d" ] && echo "$d $(find "$d" 2>/dev/null | wc -l)"; done; }
 outside_before=$(outside)
 
-# minion_conf NAME CACHEDIR FILE_ROOTS... -- PILLAR_ROOTS...
-minion_conf() {
-  local name=$1 cache=$2 dir=$tmp/conf/$1; shift 2
-  mkdir -p "$dir" "$cache"
-  {
-    echo "id: mdtune-test-$name"
-    echo "file_client: local"
-    echo "root_dir: $tmp/salt-root"
-    echo "cachedir: $cache"
-    echo "pki_dir: $tmp/salt-root/pki"
-    echo "sock_dir: $tmp/salt-root/run"
-    echo "pidfile: $tmp/salt-root/run/minion.pid"
-    echo "log_file: $tmp/salt-$name.log"
-    echo "log_level_logfile: debug"
-    echo "user: $(id -un)"
-    # Faster start: no DNS lookups for the fqdns grain, grains computed once and cached.
-    echo "enable_fqdns_grains: false"
-    echo "enable_gpu_grains: false"
-    echo "grains_cache: true"
-    echo "file_roots:"
-    echo "  base:"
-    while [ "$1" != -- ]; do echo "    - $1"; shift; done; shift
-    echo "pillar_roots:"
-    echo "  base:"
-    for p in "$@"; do echo "    - $p"; done
-  } >"$dir/minion"
-}
-# The examples' layout: the example SLS and top file, the modules as a plain Salt user has them.
-minion_conf example "$tmp/cache-example" "$repo/examples/salt/states" "$repo/module_utils/salt" \
-  -- "$repo/examples/salt/pillar"
-# The binary through the config key mdtune:binary (config.get: minion config, then pillar).
-printf 'mdtune:\n  binary: %s\n' "$bin" >>"$tmp/conf/example/minion"
-# The formula's layout as SUSE Manager installs it (/usr/share/salt-formulas/states), plus a
-# top file; its own cache, so the formula's _modules/_states are what gets synced.
-mkdir -p "$tmp/formula-top" "$tmp/formula-pillar"
-printf 'base:\n  "*":\n    - mdtune\n' >"$tmp/formula-top/top.sls"
-printf 'base:\n  "*":\n    - mdtune\n' >"$tmp/formula-pillar/top.sls"
-cp "$repo/module_utils/suma/pillar.example" "$tmp/formula-pillar/mdtune.sls"
-minion_conf formula "$tmp/cache-formula" "$repo/module_utils/suma/states" "$tmp/formula-top" \
-  -- "$tmp/formula-pillar"
-
-# sc CONF OUTFILE ARGS...: salt-call with JSON output; the exit status is salt-call's.
-calls=0
-sc() {
-  local conf=$1 out=$2; shift 2
-  calls=$((calls + 1))
-  local t=$(date +%s%N) rc
-  (cd "$tmp" && "$salt_call" --local -c "$tmp/conf/$conf" --out=json --retcode-passthrough \
-    "$@" >"$out" 2>>"$tmp/salt-stderr.log")
-  rc=$?
-  echo "$(( ($(date +%s%N) - t) / 1000000 )) ms: salt-call $*" >>"$tmp/timings"
-  return $rc
-}
-
-# check NAME FILE PYTHON: run assertions on salt-call's JSON in FILE (r = the "local" value).
-prelude='
-import json, os, sys
-def _load(path):
-    text = open(path).read()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise AssertionError("salt-call printed no JSON: " + text[-1500:])
-    return data.get("local", data) if isinstance(data, dict) else data
-r = _load(sys.argv[1])
-def state(sid):
-    if not isinstance(r, dict):
-        raise AssertionError("not a state run result: %r" % (r,))
-    for key, value in r.items():
-        if key.split("_|-")[1] == sid:
-            return value
-    raise AssertionError("no state %s in %s" % (sid, list(r)))
-def md(root, dev, attr):
-    return open(os.path.join(root, "sys/block", dev, "md", attr)).read().strip()
-def proc(root, name):
-    return open(os.path.join(root, "proc/sys/dev/raid", name)).read().strip()
-def eq(actual, expected, what):
-    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
-'
-check() {
-  local name=$1 file=$2 code=$3 out
-  if out=$("$py" -c "$prelude$code" "$file" 2>&1); then ok "$name"; else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
-}
-check_rc() { # check_rc NAME ACTUAL EXPECTED-DESCRIPTION TEST
-  if eval "$4"; then ok "$1"; else not_ok "$1" "salt-call exit status $2, expected $3"; fi
-}
-
-# snapshot ROOT: every path with type, size, mtime, link target and content hash.
-snapshot() {
-  (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort && find . -type f -exec md5sum {} + | sort)
-}
-check_unchanged() { # check_unchanged NAME ROOT BEFORE-FILE
-  local d
-  if d=$(diff <(cat "$3") <(snapshot "$2")); then ok "$1"; else not_ok "$1" "$(echo "$d" | head -n 12)"; fi
-}
-
 # A fresh copy of the bundled demo host, as a fresh clone has it: git keeps no empty
 # directories, so without etc/ and run/ (mdtune creates them when it writes).
 new_root() {
@@ -170,33 +55,154 @@ new_root() {
 }
 
 t0=$SECONDS
-echo "# salt $("$salt_call" --version), binary $bin, temp $tmp"
+suma=$repo/module_utils/suma
 
-# --- execution and state modules with the examples --------------------------------------------
-r1=$tmp/root1
-new_root "$r1"
-over1=$(printf '{"mdtune": {"root": "%s"}}' "$r1")
+# --- the formula's layout and the modules' docstrings -----------------------------------------
+links=$(find "$repo/module_utils" -type l)
+if [ -z "$links" ]; then ok "module_utils holds no symlinks (a package copies files, not links)"
+else not_ok "module_utils holds no symlinks (a package copies files, not links)" $links; fi
+if [ -f "$suma/metadata/mdtune/pillar.example" ] && [ ! -e "$suma/pillar.example" ]; then
+  ok "pillar.example is in metadata/mdtune/, where Uyuni's FormulaFactory.getPillarExample reads it"
+else
+  not_ok "pillar.example is in metadata/mdtune/, where Uyuni's FormulaFactory.getPillarExample reads it"
+fi
 
-sc example "$tmp/sync.json" saltutil.sync_all
-check "saltutil.sync_all syncs the mdtune execution and state modules" "$tmp/sync.json" '
+# Salt's own docstring rule for execution modules (tasks/docstrings.py in Salt's repository):
+# every public function has a docstring with "CLI Example:" (case-sensitive), followed by a bash
+# code block of salt commands.
+if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_states/mdtune.py" <<'EOF' 2>&1
+import ast, inspect, re, sys
+problems = []
+for path in sys.argv[1:]:
+    tree = ast.parse(open(path).read())
+    if not ast.get_docstring(tree):
+        problems.append(f"{path}: no module docstring")
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        doc = ast.get_docstring(node, clean=False)
+        if not doc:
+            problems.append(f"{path}: {node.name} has no docstring")
+            continue
+        if "_modules" not in path:
+            continue
+        if not re.search(r"CLI Example(?:s)?:", doc):
+            problems.append(f"{node.name}: no 'CLI Example:' (Salt's checker is case-sensitive)")
+            continue
+        if not re.search(r"CLI Example:\n\n\.\. code-block:: bash\n\n    salt '\*' mdtune\." + node.name,
+                         inspect.cleandoc(doc)):
+            problems.append(f"{node.name}: 'CLI Example:' is not followed by a bash block with salt '*' mdtune.{node.name}")
+assert not problems, "\n".join(problems)
+EOF
+); then ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it"
+else not_ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it" "$out"; fi
+
+# --- the form against the binary ------------------------------------------------------------------
+new_root "$tmp/form-root"
+mkdir -p "$tmp/form"
+form_out=$(FORM_CHECK_OUT=$tmp/form "$py" "$repo/tests/salt/form_check.py" "$repo" "$bin" "$tmp/form-root" 2>&1)
+form_rc=$?
+echo "$form_out"
+passed=$((passed + $(grep -c '^ok   - ' <<<"$form_out")))
+failed=$((failed + $(grep -c '^FAIL - ' <<<"$form_out")))
+if [ "$form_rc" -ne 0 ] && ! grep -q '^FAIL - ' <<<"$form_out"; then
+  not_ok "tests/salt/form_check.py ran" "exit status $form_rc"
+fi
+
+# --- salt-call on one Salt line ---------------------------------------------------------------
+# salt_checks LABEL VENV: every salt-call check, with that venv's Salt, under $tmp/LABEL.
+salt_checks() {
+  local label=$1 venv=$2 base=$tmp/$1
+  local salt_call=$venv/bin/salt-call
+  mkdir -p "$base"
+
+  # minion_conf NAME FILE_ROOTS... -- PILLAR_ROOTS...
+  minion_conf() {
+    local name=$1 dir=$base/conf/$1; shift
+    mkdir -p "$dir"
+    {
+      echo "id: mdtune-test-$name"
+      echo "file_client: local"
+      echo "root_dir: $base/salt-root"
+      echo "cachedir: $base/cache-$name"
+      echo "pki_dir: $base/salt-root/pki"
+      echo "sock_dir: $base/salt-root/run"
+      echo "pidfile: $base/salt-root/run/minion.pid"
+      echo "log_file: $base/salt-$name.log"
+      echo "log_level_logfile: debug"
+      echo "user: $(id -un)"
+      # Faster start: no DNS lookups for the fqdns grain, grains computed once and cached.
+      echo "enable_fqdns_grains: false"
+      echo "enable_gpu_grains: false"
+      echo "grains_cache: true"
+      echo "file_roots:"
+      echo "  base:"
+      while [ "$1" != -- ]; do echo "    - $1"; shift; done; shift
+      echo "pillar_roots:"
+      echo "  base:"
+      for p in "$@"; do echo "    - $p"; done
+    } >"$dir/minion"
+  }
+  # The examples' layout: the example SLS and top file, the modules as a plain Salt user has them.
+  minion_conf example "$repo/examples/salt/states" "$repo/module_utils/salt" -- "$repo/examples/salt/pillar"
+  # The binary through the config key mdtune:binary (config.get: minion config, then pillar).
+  printf 'mdtune:\n  binary: %s\n' "$bin" >>"$base/conf/example/minion"
+  # The formula as a package installs it: states/mdtune and the two modules from
+  # module_utils/salt in one file root (/usr/share/salt-formulas/states/{mdtune,_modules,_states}),
+  # plus a top file; the pillar is pillar.example, as the form writes it.
+  mkdir -p "$base/formula-top" "$base/formula-pillar"
+  printf 'base:\n  "*":\n    - mdtune\n' >"$base/formula-top/top.sls"
+  printf 'base:\n  "*":\n    - mdtune\n    - host\n' >"$base/formula-pillar/top.sls"
+  cp "$suma/metadata/mdtune/pillar.example" "$base/formula-pillar/mdtune.sls"
+  # This minion's host: a fake root and the binary, merged into the same pillar key.
+  printf 'mdtune:\n  root: %s\n  binary: %s\n' "$base/root2" "$bin" >"$base/formula-pillar/host.sls"
+  minion_conf formula "$suma/states" "$repo/module_utils/salt" "$base/formula-top" -- "$base/formula-pillar"
+
+  # sc CONF OUTFILE ARGS...: salt-call with JSON output (stderr in OUTFILE.err); salt-call's status.
+  sc() {
+    local conf=$1 out=$2; shift 2
+    calls=$((calls + 1))
+    local t=$(date +%s%N) rc
+    (cd "$base" && "$salt_call" --local -c "$base/conf/$conf" --out=json --retcode-passthrough \
+      "$@" >"$out" 2>"$out.err")
+    rc=$?
+    echo "$(( ($(date +%s%N) - t) / 1000000 )) ms: [$label] salt-call $*" >>"$tmp/timings"
+    return $rc
+  }
+
+  local version
+  version=$("$salt_call" --version 2>&1)
+  echo "# [$label] $version"
+  local r1=$base/root1 r2=$base/root2 over1 over2 rc
+  new_root "$r1"
+  over1=$(printf '{"mdtune": {"root": "%s"}}' "$r1")
+
+  sc example "$base/sync.json" saltutil.sync_all
+  check "[$label] saltutil.sync_all syncs the mdtune execution and state modules" "$base/sync.json" '
 assert "modules.mdtune" in r["modules"], r
 assert "states.mdtune" in r["states"], r'
 
-sc example "$tmp/query.json" mdtune.query root="$r1"
-check "mdtune.query (binary from the config key mdtune:binary) returns the report" "$tmp/query.json" '
+  sc example "$base/query.json" mdtune.query root="$r1"
+  check "[$label] mdtune.query compares with the pillar's desired state (examples/salt/pillar)" "$base/query.json" '
 eq(r.get("failed"), False, "failed")
-names = [a["name"] for a in r["arrays"]]
-for n in ("md0", "md1", "md2", "md3"):
-    assert n in names, "no %s in %s" % (n, names)
 by = {a["name"]: a for a in r["arrays"]}
+for n in ("md0", "md1", "md2", "md3"):
+    assert n in by, "no %s in %s" % (n, list(by))
 eq(by["md0"]["devname"], "hana_data", "md0 devname")
 eq(by["md1"]["sync"]["action"], "resync", "md1 sync action")
-eq(r["compliant"], False, "compliant (auto wants 8 threads on md0)")
+eq(by["md0"]["settings"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size wanted (pillar)")
+eq(r["compliant"], False, "compliant")
 eq(r["changed"], False, "changed")'
 
-snapshot "$r1" >"$tmp/r1.pristine"
-sc example "$tmp/ex-test.json" state.apply test=True pillar="$over1"
-check "example, test=True: result None and the predicted changes" "$tmp/ex-test.json" '
+  sc example "$base/query-defaults.json" mdtune.query root="$r1" from_pillar=False
+  check "[$label] mdtune.query from_pillar=False compares with mdtune's defaults" "$base/query-defaults.json" '
+by = {a["name"]: a for a in r["arrays"]}
+assert "stripe_cache_size" not in by["md0"]["settings"], by["md0"]["settings"]
+eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
+
+  snapshot "$r1" >"$base/r1.pristine"
+  sc example "$base/ex-test.json" state.apply test=True pillar="$over1"
+  check "[$label] example, test=True: result None and the predicted changes" "$base/ex-test.json" '
 s = state("md-raid-tuned")
 eq(s["result"], None, "result")
 c = s["changes"]
@@ -208,10 +214,10 @@ eq(c.get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 16}, "md2 group_t
 eq(c.get("md2", {}).get("skip_copy"), {"old": False, "new": True}, "md2 skip_copy")
 eq(c.get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 500000}, "speed_limit_max")
 assert "md3" not in c, "md3 (auto gives 0, in place) must not change: %r" % c.get("md3")'
-check_unchanged "example, test=True: the fake root is untouched" "$r1" "$tmp/r1.pristine"
+  check_unchanged "[$label] example, test=True: the fake root is untouched" "$r1" "$base/r1.pristine"
 
-sc example "$tmp/ex-apply.json" state.apply pillar="$over1"
-check "example, apply: result True, changes reported, values in place" "$tmp/ex-apply.json" "
+  sc example "$base/ex-apply.json" state.apply pillar="$over1"
+  check "[$label] example, apply: result True, changes reported, values in place" "$base/ex-apply.json" "
 root = '$r1'
 s = state('md-raid-tuned')
 eq(s['result'], True, 'result: ' + s['comment'])
@@ -227,41 +233,48 @@ eq(md(root, 'md3', 'group_thread_cnt'), '0', 'md3 group_thread_cnt')
 eq(proc(root, 'speed_limit_max'), '500000', 'speed_limit_max')
 eq(proc(root, 'speed_limit_min'), '1000', 'speed_limit_min (unmanaged)')"
 
-snapshot "$r1" >"$tmp/r1.applied"
-sc example "$tmp/ex-again.json" state.apply pillar="$over1"
-check "example, second apply: result True and no changes" "$tmp/ex-again.json" '
+  snapshot "$r1" >"$base/r1.applied"
+  sc example "$base/ex-again.json" state.apply pillar="$over1"
+  check "[$label] example, second apply: result True and no changes" "$base/ex-again.json" '
 s = state("md-raid-tuned")
 eq(s["result"], True, "result: " + s["comment"])
 eq(s["changes"], {}, "changes")'
-check_unchanged "example, second apply: nothing written" "$r1" "$tmp/r1.applied"
+  check_unchanged "[$label] example, second apply: nothing written" "$r1" "$base/r1.applied"
 
-sc example "$tmp/ex-again-test.json" state.apply test=True pillar="$over1"
-check "example, test=True after apply: result True, no changes" "$tmp/ex-again-test.json" '
+  sc example "$base/ex-again-test.json" state.apply test=True pillar="$over1"
+  check "[$label] example, test=True after apply: result True, no changes" "$base/ex-again-test.json" '
 s = state("md-raid-tuned")
 eq(s["result"], True, "result: " + s["comment"])
 eq(s["changes"], {}, "changes")'
 
-sc example "$tmp/bad.json" state.single mdtune.managed name=bad-value root="$r1" \
-  arrays='[{"name": "md0", "stripe_cache_size": 5}]'
-rc=$?
-check "a bad value: result False, the comment names the key" "$tmp/bad.json" '
+  sc example "$base/query-after.json" mdtune.query root="$r1"
+  check "[$label] mdtune.query after the apply: compliant with the pillar" "$base/query-after.json" '
+eq(r["compliant"], True, "compliant: " + r["msg"])'
+
+  sc example "$base/bad.json" state.single mdtune.managed name=bad-value root="$r1" \
+    arrays='[{"name": "md0", "stripe_cache_size": 5}]'
+  rc=$?
+  check "[$label] a bad value: result False, the comment names the key and mdtune's exit status" "$base/bad.json" '
 s = state("bad-value")
 eq(s["result"], False, "result")
 assert "mdtune failed" in s["comment"] and "stripe_cache_size" in s["comment"], s["comment"]
+assert "exit status 2" in s["comment"], s["comment"]
 eq(s["changes"], {}, "changes")'
-check_rc "a bad value: salt-call exits non-zero" "$rc" "non-zero" '[ "$rc" -ne 0 ]'
-check_unchanged "a bad value: nothing written" "$r1" "$tmp/r1.applied"
+  check_rc "[$label] a bad value: salt-call exits non-zero" "$rc" "non-zero" '[ "$rc" -ne 0 ]'
+  check_unchanged "[$label] a bad value: nothing written" "$r1" "$base/r1.applied"
 
-sc example "$tmp/unknown.json" mdtune.apply root="$r1" stripe_cache=4096
-rc=$?
-check "mdtune.apply with an unknown argument returns mdtune's JSON failure naming it" "$tmp/unknown.json" '
-eq(r.get("failed"), True, "failed")
-assert "stripe_cache" in r.get("msg", ""), r
-assert "__pub" not in r.get("msg", ""), r'
-check_rc "mdtune.apply with an unknown argument: exit status 2 (unusable input)" "$rc" 2 '[ "$rc" -eq 2 ]'
+  sc example "$base/unknown.json" mdtune.apply root="$r1" stripe_cache=4096
+  rc=$?
+  if [ "$rc" -eq 1 ] && grep -q "Error running 'mdtune.apply': mdtune failed (exit status 2): .*stripe_cache" "$base/unknown.json.err" \
+    && ! grep -q "__pub" "$base/unknown.json.err"; then
+    ok "[$label] mdtune.apply with an unknown argument raises CommandExecutionError naming it, with exit status 2"
+  else
+    not_ok "[$label] mdtune.apply with an unknown argument raises CommandExecutionError naming it, with exit status 2" \
+      "salt-call exit status $rc" "$(tail -n 3 "$base/unknown.json.err")"
+  fi
 
-sc example "$tmp/revert.json" mdtune.revert root="$r1"
-check "mdtune.revert restores the values saved before the first change" "$tmp/revert.json" "
+  sc example "$base/revert.json" mdtune.revert root="$r1"
+  check "[$label] mdtune.revert restores the values saved before the first change" "$base/revert.json" "
 root = '$r1'
 eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
 eq(r.get('changed'), True, 'changed')
@@ -271,106 +284,73 @@ eq(md(root, 'md2', 'skip_copy'), '0', 'md2 skip_copy')
 assert md(root, 'md1', 'sync_speed_min') in ('system', '1000 (system)'), md(root, 'md1', 'sync_speed_min')
 eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')"
 
-# A stand-in binary that records what it was given: what the wrappers pass, independent of mdtune.
-cat >"$tmp/record-mdtune" <<EOF
+  # A stand-in binary that records what it was given: what the wrappers pass, independent of mdtune.
+  cat >"$base/record-mdtune" <<EOF
 #!$py
 import json, sys
-open("$tmp/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read()}))
+open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read()}))
 print(json.dumps({"changed": False, "failed": False, "msg": "recorded", "arrays": []}))
 EOF
-chmod +x "$tmp/record-mdtune"
-sc example "$tmp/record.json" state.single mdtune.managed name=recorded test=True \
-  binary="$tmp/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
-  arrays='[{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": true}]'
-check "what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys" \
-  "$tmp/recorded.json" '
+  chmod +x "$base/record-mdtune"
+  sc example "$base/record.json" state.single mdtune.managed name=recorded test=True \
+    binary="$base/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
+    arrays='[{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": true}]'
+  check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys" \
+    "$base/recorded.json" '
 eq(r.get("argv"), ["-"], "argv")
 given = json.loads(r["stdin"])
 eq(given, {"arrays": [{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": True}],
            "thread_policy": "off", "speed_limit_max": 500000, "root": "/nonexistent",
            "check_mode": True, "state": "present"}, "stdin JSON")'
 
-sc example "$tmp/nojson.json" mdtune.query root="$r1" binary=/bin/echo
-check "a binary that prints no JSON: failed, with its exit status and output" "$tmp/nojson.json" '
-eq(r.get("failed"), True, "failed")
-assert "without a JSON result" in r["msg"] and "stdout: -" in r["msg"], r["msg"]'
+  sc example "$base/record-test.json" mdtune.apply binary="$base/record-mdtune" root=/nonexistent \
+    from_pillar=False TEST=True
+  check "[$label] mdtune.apply TEST=True: test mode as salt.utils.args.test_mode reads it (any case), not passed on" \
+    "$base/recorded.json" '
+given = json.loads(r["stdin"])
+eq(given, {"root": "/nonexistent", "check_mode": True, "state": "present"}, "stdin JSON")'
 
-sc example "$tmp/missing.json" state.single mdtune.managed name=no-binary binary="$tmp/nonexistent/mdtune"
-check "a missing binary: result False, the comment says where it looked and what to do" "$tmp/missing.json" '
+  sc example "$base/nojson.json" mdtune.query root="$r1" binary=/bin/echo
+  rc=$?
+  if [ "$rc" -eq 1 ] && grep -q "without a JSON result" "$base/nojson.json.err" && grep -q "stdout: -" "$base/nojson.json.err"; then
+    ok "[$label] a binary that prints no JSON: CommandExecutionError with its exit status and output"
+  else
+    not_ok "[$label] a binary that prints no JSON: CommandExecutionError with its exit status and output" \
+      "salt-call exit status $rc" "$(tail -n 3 "$base/nojson.json.err")"
+  fi
+
+  sc example "$base/missing.json" state.single mdtune.managed name=no-binary binary="$base/nonexistent/mdtune"
+  check "[$label] a missing binary: result False, the comment says where it looked and what to do" "$base/missing.json" '
 s = state("no-binary")
 eq(s["result"], False, "result")
 assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"], s["comment"]'
 
-# --- the SUSE Manager / Uyuni formula -------------------------------------------------------------
-# The form and the sample pillar describe the same keys: pillar.example is what the form writes.
-if out=$("$py" - "$repo/module_utils/suma" <<'EOF' 2>&1
-import sys, yaml
-base = sys.argv[1]
-form = yaml.safe_load(open(base + "/metadata/mdtune/form.yml"))
-pillar = yaml.safe_load(open(base + "/pillar.example"))
-meta = yaml.safe_load(open(base + "/metadata/mdtune/metadata.yml"))
-assert meta.get("description") and meta.get("group"), "metadata.yml needs description and group"
-def fields(node):
-    """The pillar keys a form node produces: {key: sub-fields or None}, edit-groups as {"$key": ...}."""
-    out = {}
-    for key, spec in node.items():
-        if key.startswith("$"):
-            continue
-        kind = spec.get("$type", "text")
-        if kind in ("group", "namespace"):
-            out[key] = fields(spec)
-        elif kind == "edit-group":
-            out[key] = {"$key": fields(spec["$prototype"])}
-        else:
-            assert kind in ("text", "number", "boolean", "select"), "%s: type %s" % (key, kind)
-            if kind == "select":
-                assert spec["$values"] and all(isinstance(v, str) for v in spec["$values"]), key
-            out[key] = None
-    return out
-def compare(expected, actual, path):
-    if expected is None:
-        return
-    assert isinstance(actual, dict), "%s: expected a group, got %r" % (path, actual)
-    if set(expected) == {"$key"}:
-        assert actual, "%s: the sample has no entries" % path
-        for name, entry in actual.items():
-            compare(expected["$key"], entry, "%s.%s" % (path, name))
-        return
-    assert set(expected) == set(actual), "%s: form has %s, pillar.example has %s" % (
-        path, sorted(expected), sorted(actual))
-    for key in expected:
-        compare(expected[key], actual[key], path + "." + key)
-compare(fields(form), pillar, "pillar")
-EOF
-); then ok "form.yml and pillar.example describe the same pillar keys"
-else not_ok "form.yml and pillar.example describe the same pillar keys" "$(echo "$out" | tail -n 4)"; fi
+  # --- the SUSE Manager / Uyuni formula ---------------------------------------------------------
+  new_root "$r2"
+  # The binary where the formula's default source, salt://mdtune/files/mdtune, finds it: like
+  # /srv/salt/mdtune/files/mdtune next to the formula in /usr/share/salt-formulas/states/mdtune.
+  mkdir -p "$base/formula-top/mdtune/files"
+  cp "$bin" "$base/formula-top/mdtune/files/mdtune"
+  over2=$(printf '{"mdtune": {"root": "%s", "deploy": {"enabled": true, "target": "%s"}}}' \
+    "$r2" "$base/minion-bin/mdtune")
+  snapshot "$r2" >"$base/r2.pristine"
 
-r2=$tmp/root2
-new_root "$r2"
-# The binary where the formula's default source, salt://mdtune/files/mdtune, finds it: like
-# /srv/salt/mdtune/files/mdtune next to the formula in /usr/share/salt-formulas/states/mdtune.
-mkdir -p "$tmp/formula-top/mdtune/files"
-cp "$bin" "$tmp/formula-top/mdtune/files/mdtune"
-over2=$(printf '{"mdtune": {"root": "%s", "deploy": {"enabled": true, "target": "%s"}}}' \
-  "$r2" "$tmp/minion-bin/mdtune")
-snapshot "$r2" >"$tmp/r2.pristine"
-
-sc formula "$tmp/fo-test.json" state.apply test=True pillar="$over2"
-check "formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$tmp/fo-test.json" "
+  sc formula "$base/fo-test.json" state.apply test=True pillar="$over2"
+  check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" "
 f = state('mdtune-binary')
 eq(f['result'], None, 'file.managed result')
 s = state('mdtune-tuned')
 eq(s['result'], None, 'mdtune.managed result')
 assert 'not there yet' in s['comment'], s['comment']
-assert not os.path.exists('$tmp/minion-bin/mdtune'), 'binary deployed in test mode'"
-check_unchanged "formula, test=True: the fake root is untouched" "$r2" "$tmp/r2.pristine"
+assert not os.path.exists('$base/minion-bin/mdtune'), 'binary deployed in test mode'"
+  check_unchanged "[$label] formula, test=True: the fake root is untouched" "$r2" "$base/r2.pristine"
 
-sc formula "$tmp/fo-apply.json" state.apply pillar="$over2"
-check "formula with the form-shaped pillar: deploys the binary and applies" "$tmp/fo-apply.json" "
+  sc formula "$base/fo-apply.json" state.apply pillar="$over2"
+  check "[$label] formula with pillar.example (the form's shape): deploys the binary and applies" "$base/fo-apply.json" "
 root = '$r2'
 f = state('mdtune-binary')
 eq(f['result'], True, 'file.managed result: ' + f['comment'])
-assert os.access('$tmp/minion-bin/mdtune', os.X_OK), 'deployed binary not executable'
+assert os.access('$base/minion-bin/mdtune', os.X_OK), 'deployed binary not executable'
 s = state('mdtune-tuned')
 eq(s['result'], True, 'result: ' + s['comment'])
 c = s['changes']
@@ -389,17 +369,44 @@ eq(proc(root, 'speed_limit_max'), '400000', 'speed_limit_max')
 assert c.get('persist', {}).get('files'), 'persist: %r' % c.get('persist')
 assert os.listdir(os.path.join(root, 'etc/mdtune')), 'nothing persisted under etc/mdtune'"
 
-snapshot "$r2" >"$tmp/r2.applied"
-sc formula "$tmp/fo-again.json" state.apply pillar="$over2"
-check "formula, second run: converged, no changes" "$tmp/fo-again.json" '
+  snapshot "$r2" >"$base/r2.applied"
+  sc formula "$base/fo-again.json" state.apply pillar="$over2"
+  check "[$label] formula, second run: converged, no changes" "$base/fo-again.json" '
 for sid in ("mdtune-binary", "mdtune-tuned"):
     s = state(sid)
     eq(s["result"], True, sid + " result: " + s["comment"])
     eq(s["changes"], {}, sid + " changes")'
-check_unchanged "formula, second run: nothing written" "$r2" "$tmp/r2.applied"
+  check_unchanged "[$label] formula, second run: nothing written" "$r2" "$base/r2.applied"
 
-sc formula "$tmp/fo-revert.json" state.single mdtune.reverted name=undo root="$r2" binary="$tmp/minion-bin/mdtune"
-check "mdtune.reverted: the original values are back, the persisted files gone" "$tmp/fo-revert.json" "
+  sc formula "$base/fo-query.json" mdtune.query
+  check "[$label] formula: mdtune.query with no arguments checks the formula's pillar (root, binary, settings): compliant" \
+    "$base/fo-query.json" '
+eq(r["compliant"], True, "compliant: " + r["msg"])
+by = {a["name"]: a for a in r["arrays"]}
+eq(by["md2"]["settings"]["stripe_cache_size"]["after"], 1024, "md2 stripe_cache_size wanted (md* entry)")'
+
+  # The form's defaults and the untouched form (its sample item kept), as Uyuni's server makes
+  # them into pillar (written by form_check.py), with a root and the binary: the formula runs.
+  local which pillar_json
+  for which in defaults untouched; do
+    pillar_json=$("$py" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["mdtune"].update(root=sys.argv[2], binary=sys.argv[3])
+print(json.dumps(p))' "$tmp/form/form-$which.json" "$r2" "$bin")
+    sc formula "$base/fo-$which.json" state.apply test=True pillar="$pillar_json"
+    check "[$label] formula with the form's $which as Uyuni makes them into pillar: runs (test=True), tuning auto" \
+      "$base/fo-$which.json" "
+s = state('mdtune-tuned')
+assert s['result'] in (None, True), 'result: %r %s' % (s['result'], s['comment'])
+assert 'mdtune-binary' not in str(list(r)), 'deploy is off by default'
+for array, settings in s['changes'].items():
+    if array.startswith('md'):
+        assert set(settings) <= {'group_thread_cnt'}, (array, settings)"
+  done
+
+  sc formula "$base/fo-revert.json" state.single mdtune.reverted name=undo root="$r2" binary="$base/minion-bin/mdtune"
+  check "[$label] mdtune.reverted: the original values are back, the persisted files gone" "$base/fo-revert.json" "
 root = '$r2'
 s = state('undo')
 eq(s['result'], True, 'result: ' + s['comment'])
@@ -409,11 +416,64 @@ eq(md(root, 'md2', 'group_thread_cnt'), '0', 'md2 group_thread_cnt')
 eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')
 assert not os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'etc/mdtune/mdtune.json is still there'"
 
-sc formula "$tmp/fo-revert-again.json" state.single mdtune.reverted name=undo root="$r2" binary="$tmp/minion-bin/mdtune"
-check "mdtune.reverted again: result True, no changes" "$tmp/fo-revert-again.json" '
+  sc formula "$base/fo-revert-again.json" state.single mdtune.reverted name=undo root="$r2" binary="$base/minion-bin/mdtune"
+  check "[$label] mdtune.reverted again: result True, no changes" "$base/fo-revert-again.json" '
 s = state("undo")
 eq(s["result"], True, "result: " + s["comment"])
 eq(s["changes"], {}, "changes")'
+}
+
+# check NAME FILE PYTHON: run assertions on salt-call's JSON in FILE (r = the "local" value).
+prelude='
+import json, os, sys
+def _load(path):
+    text = open(path).read()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise AssertionError("salt-call printed no JSON: " + text[-1500:] + open(path + ".err").read()[-1500:])
+    return data.get("local", data) if isinstance(data, dict) else data
+r = _load(sys.argv[1])
+def state(sid):
+    if not isinstance(r, dict):
+        raise AssertionError("not a state run result: %r" % (r,))
+    for key, value in r.items():
+        if key.split("_|-")[1] == sid:
+            return value
+    raise AssertionError("no state %s in %s" % (sid, list(r)))
+def md(root, dev, attr):
+    return open(os.path.join(root, "sys/block", dev, "md", attr)).read().strip()
+def proc(root, name):
+    return open(os.path.join(root, "proc/sys/dev/raid", name)).read().strip()
+def eq(actual, expected, what):
+    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
+'
+check() {
+  local name=$1 file=$2 code=$3 out
+  if [ ! -e "$file.err" ]; then : >"$file.err"; fi
+  if out=$("$py" -c "$prelude$code" "$file" 2>&1); then ok "$name"; else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
+}
+check_rc() { # check_rc NAME ACTUAL EXPECTED-DESCRIPTION TEST
+  if eval "$4"; then ok "$1"; else not_ok "$1" "salt-call exit status $2, expected $3"; fi
+}
+# snapshot ROOT: every path with type, size, mtime, link target and content hash.
+snapshot() {
+  (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort && find . -type f -exec md5sum {} + | sort)
+}
+check_unchanged() { # check_unchanged NAME ROOT BEFORE-FILE
+  local d
+  if d=$(diff <(cat "$3") <(snapshot "$2")); then ok "$1"; else not_ok "$1" "$(echo "$d" | head -n 12)"; fi
+}
+
+calls=0
+echo "# binary $bin, temp $tmp"
+salt_checks salt3008 "$venv"
+if [ -x "$venv3006/bin/salt-call" ]; then
+  salt_checks salt3006 "$venv3006"
+else
+  not_ok "salt-call (Salt 3006 LTS) is available" "no $venv3006/bin/salt-call: run .ci/setup-salt3006.sh" \
+    "(python3 -m venv $venv3006 && $venv3006/bin/pip install 'salt>=3006,<3007'), or set MDTUNE_SALT3006_VENV"
+fi
 
 # --- nothing outside the temporary directory ------------------------------------------------------
 outside_after=$(outside)
@@ -422,5 +482,5 @@ else not_ok "Salt wrote nothing outside $tmp" "before: $outside_before" "after: 
 
 echo "# $calls salt-call runs in $((SECONDS - t0)) s; slowest:"
 sort -rn "$tmp/timings" | head -n 3 | cut -c1-110 | sed 's/^/#   /'
-[ "$failed" -eq 0 ] || echo "# Salt logs: $tmp/salt-*.log, $tmp/salt-stderr.log"
+[ "$failed" -eq 0 ] || echo "# Salt logs: $tmp/*/salt-*.log, $tmp/*/*.json.err"
 finish

@@ -3,37 +3,47 @@ Tune Linux md RAID arrays with the mdtune binary.
 
 This module is a thin wrapper, not a second implementation: every function turns
 its arguments into one JSON object, runs ``mdtune -`` with that object on stdin
-and returns the binary's JSON result unchanged. Validation, hardware-queue
-discovery, planning, applying, rollback and persistence are the binary's job;
-its interface is described in the mdtune README (the module contract).
+and returns the binary's JSON result. Validation, hardware-queue discovery,
+planning, applying, rollback and persistence are the binary's job; its interface
+is described in the mdtune README (the module contract).
 
-Finding the binary, first match wins:
+The desired state. :py:func:`apply` and :py:func:`query` take the tuning
+arguments (``arrays``, ``thread_policy``, ``speed_limit_min``,
+``speed_limit_max``, ``persist``) from their arguments. When none is given, they
+take them from the minion's pillar ``mdtune`` (:py:func:`desired`), compiled
+afresh as a state run compiles it, so ``salt '*' mdtune.query`` compares every
+minion with the same desired state that ``state.apply mdtune`` applies to it;
+``from_pillar=False`` uses mdtune's defaults instead.
+
+The host. ``root`` and ``binary`` default to the config/pillar keys
+``mdtune:root`` and ``mdtune:binary`` (``config.get``: minion config, grains,
+pillar). Finding the binary, first match wins:
 
 1. the ``binary`` argument;
-2. the config/pillar key ``mdtune:binary`` (``config.get``);
+2. ``mdtune:binary`` (or the target of the formula's ``mdtune:deploy``);
 3. ``mdtune`` on the minion's PATH;
 4. ``/usr/local/sbin/mdtune``.
 
 A binary named by 1 or 2 that is not there is an error, not a reason to run
 some other mdtune.
 
-Every input key of the contract passes through: ``arrays``, ``thread_policy``,
-``speed_limit_min``, ``speed_limit_max``, ``persist``, ``root``, ``check_mode``
-and ``diff``. ``test=True`` means ``check_mode: true``. An argument the binary
-does not know fails the call with a message naming it (Salt's own ``__pub_*``
-arguments are never passed on).
+Test mode. ``test=True`` (``salt.utils.args.test_mode``) or the minion's
+``test`` option means ``check_mode: true``; an explicit ``check_mode`` wins.
 
-A failed run still returns the binary's JSON (``failed: true`` and a ``msg``),
-and sets the call's return code, so ``salt-call --retcode-passthrough`` exits
-non-zero.
+Failures follow Salt's convention: a run that fails (mdtune's ``failed: true``,
+exit status 1, or unusable input, exit status 2), a missing binary or output
+that is not JSON raises ``CommandExecutionError``. Its message carries mdtune's
+``msg`` and exit status; its ``info`` the exit status, ``changed`` and what was
+rolled back or not restored. A host that is not compliant is not a failure.
 
-CLI examples:
+CLI Example:
 
 .. code-block:: bash
 
     salt '*' mdtune.query
     salt '*' mdtune.apply test=True
     salt '*' mdtune.apply arrays='[{"name": "hana_data", "stripe_cache_size": 4096}]'
+    salt '*' mdtune.desired
     salt '*' mdtune.revert
     salt '*' mdtune.binary_path
 """
@@ -43,6 +53,7 @@ import json
 import os
 
 import salt.utils.args
+import salt.utils.data
 import salt.utils.path
 import salt.utils.platform
 from salt.exceptions import CommandExecutionError
@@ -50,6 +61,12 @@ from salt.exceptions import CommandExecutionError
 __virtualname__ = "mdtune"
 
 DEFAULT_BINARY = "/usr/local/sbin/mdtune"
+
+# The tuning arguments: the desired state. When a call gives none of them, the pillar's apply.
+DESIRED_KEYS = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
+
+# What the SUSE Manager / Uyuni form writes for "leave this setting alone".
+_UNSET = (None, "", "unmanaged")
 
 # How much of a non-JSON stdout/stderr a failure message quotes.
 _QUOTE_CHARS = 2000
@@ -73,6 +90,7 @@ def apply(
     diff=None,
     test=None,
     binary=None,
+    from_pillar=True,
     **kwargs,
 ):
     """
@@ -95,8 +113,13 @@ def apply(
     persist
         Also keep the desired state across reboots and re-assembly (udev rule).
 
+    from_pillar
+        When none of the five arguments above is given, take them from the pillar
+        ``mdtune`` (:py:func:`desired`). Default True.
+
     root
-        Prefix for every system path (tests, chroots, containers).
+        Prefix for every system path (tests, chroots, containers). Default: the
+        config/pillar key ``mdtune:root``, else ``/``.
 
     check_mode / test
         Compute and report, write nothing.
@@ -107,25 +130,22 @@ def apply(
     binary
         Path of the mdtune binary (see the module documentation for the search order).
 
-    CLI example:
+    Raises ``CommandExecutionError`` when mdtune fails (see the module documentation).
+
+    CLI Example:
 
     .. code-block:: bash
 
+        salt '*' mdtune.apply test=True
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
-    args = _input(
-        "present",
-        kwargs,
-        arrays=arrays,
-        thread_policy=thread_policy,
-        speed_limit_min=speed_limit_min,
-        speed_limit_max=speed_limit_max,
-        persist=persist,
-        root=root,
-        check_mode=_check_mode(check_mode, test),
-        diff=diff,
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    given = dict(zip(DESIRED_KEYS, tuning))
+    args, binary = _request(
+        "present", given, kwargs, from_pillar, root, binary,
+        check_mode=_check_mode(check_mode, test, kwargs), diff=diff,
     )
-    return _finish(_run(args, binary))
+    return _run(args, binary)
 
 
 def query(
@@ -137,35 +157,32 @@ def query(
     root=None,
     diff=None,
     binary=None,
+    from_pillar=True,
     **kwargs,
 ):
     """
     Report the arrays, their live values and whether they match the desired
     state (``state: query``); writes nothing.
 
-    Takes the same arguments as :py:func:`apply`. ``compliant`` in the result
-    (overall and per array) answers "is this host tuned as asked?"; a host that
-    is not compliant is not an error.
+    Takes the same arguments as :py:func:`apply`. Without tuning arguments the
+    desired state is the minion's pillar ``mdtune`` - the one ``state.apply
+    mdtune`` applies - so across a fleet this is the compliance check: each
+    minion against its own formula data. ``compliant`` in the result (overall and
+    per array) answers "is this host tuned as asked?"; a host that is not
+    compliant is not an error.
 
-    CLI example:
+    CLI Example:
 
     .. code-block:: bash
 
         salt '*' mdtune.query
+        salt '*' mdtune.query from_pillar=False
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
-    args = _input(
-        "query",
-        kwargs,
-        arrays=arrays,
-        thread_policy=thread_policy,
-        speed_limit_min=speed_limit_min,
-        speed_limit_max=speed_limit_max,
-        persist=persist,
-        root=root,
-        diff=diff,
-    )
-    return _finish(_run(args, binary))
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    given = dict(zip(DESIRED_KEYS, tuning))
+    args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
+    return _run(args, binary)
 
 
 def revert(
@@ -180,21 +197,98 @@ def revert(
     Restore the values saved before mdtune's first change (``state: reverted``),
     remove the saved state and any persisted files, and report what was restored.
 
-    CLI example:
+    CLI Example:
 
     .. code-block:: bash
 
         salt '*' mdtune.revert test=True
         salt '*' mdtune.revert
     """
-    args = _input(
-        "reverted",
-        kwargs,
-        root=root,
-        check_mode=_check_mode(check_mode, test),
-        diff=diff,
+    args, binary = _request(
+        "reverted", {}, kwargs, False, root, binary,
+        check_mode=_check_mode(check_mode, test, kwargs), diff=diff,
     )
-    return _finish(_run(args, binary))
+    return _run(args, binary)
+
+
+def desired(fresh=False):
+    """
+    Return the desired state that the pillar ``mdtune`` describes, as mdtune's
+    input: the arguments :py:func:`apply` and :py:func:`query` use when given
+    none, and that the formula (``state.apply mdtune``) passes to
+    ``mdtune.managed``.
+
+    fresh
+        Compile the minion's pillar afresh (``pillar.items``), as a state run
+        does, instead of the pillar the minion holds in memory (which is as old
+        as its last ``saltutil.refresh_pillar``). :py:func:`apply` and
+        :py:func:`query` do. Default False: in a template (the formula's
+        ``map.jinja``) the pillar in memory is the state run's own, overrides
+        included.
+
+    The pillar may have mdtune's own shape (``arrays`` as a list of entries,
+    ``thread_policy`` as mdtune takes it) or the shape the SUSE Manager / Uyuni
+    form writes:
+
+    - ``arrays`` as a dict keyed by array name: a list, entries whose key is a
+      glob first, so an exact name overrides a glob;
+    - empty fields (``""``, null) and ``unmanaged`` are left out (the setting is
+      left alone); ``enabled``/``disabled`` become true/false;
+    - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
+      bounds it only when it is ``auto`` (``{mode: auto, ...}``);
+    - ``deploy`` (the formula's own switch) is not passed; when it is enabled, the
+      binary is its ``target``;
+    - YAML's reading of a bare ``off`` as false is undone.
+
+    Every other key passes as it is, so mdtune rejects a typo by name.
+
+    CLI Example:
+
+    .. code-block:: bash
+
+        salt '*' mdtune.desired
+        salt '*' mdtune.desired fresh=True
+    """
+    # __pillar__, not pillar.get: Salt 3008's pillar.get masks every value ("**********")
+    # outside a template. _plain() also unwraps 3008's MaskedDict/MaskedList.
+    if fresh:
+        # unmask: Salt 3008 masks pillar.items' values; 3006 ignores the argument.
+        pillar = __salt__["pillar.items"](unmask=True)
+    else:
+        pillar = __pillar__
+    pillar = _plain(pillar.get("mdtune", {}))
+    if pillar in _UNSET:
+        pillar = {}
+    if not isinstance(pillar, dict):
+        raise CommandExecutionError(
+            f"mdtune: pillar mdtune must be a dict, got {type(pillar).__name__}"
+        )
+    args = {}
+    policy = _threads(pillar.get("thread_policy"))
+    bounds = pillar.get("thread_auto")
+    if isinstance(bounds, dict) and policy in (None, "auto"):
+        # combine: min is mdtune's default: leave it out, so the defaults stay "auto".
+        bounds = {
+            k: v for k, v in bounds.items() if v not in _UNSET and (k, v) != ("combine", "min")
+        }
+        if bounds:
+            policy = dict(bounds, mode="auto")
+    if policy is not None:
+        args["thread_policy"] = policy
+    arrays = _arrays(pillar.get("arrays"))
+    if arrays:
+        args["arrays"] = arrays
+    deploy = pillar.get("deploy")
+    if isinstance(deploy, dict) and salt.utils.data.is_true(deploy.get("enabled")):
+        target = deploy.get("target")
+        args["binary"] = target if target not in _UNSET else DEFAULT_BINARY
+    for key, value in pillar.items():
+        if key in ("thread_policy", "thread_auto", "arrays", "deploy") or value in _UNSET:
+            continue
+        if key == "persist":
+            value = value is True or str(value).lower() in ("true", "yes", "enabled")
+        args.setdefault(key, value)
+    return _normalize(args)
 
 
 def binary_path(binary=None):
@@ -202,7 +296,7 @@ def binary_path(binary=None):
     Return the mdtune binary this minion would run (see the module documentation
     for the search order), or the last candidate when none is executable.
 
-    CLI example:
+    CLI Example:
 
     .. code-block:: bash
 
@@ -215,31 +309,85 @@ def binary_path(binary=None):
 # Helpers. The state module uses only the public functions above, through __salt__.
 
 
-def _check_mode(check_mode, test):
-    """check_mode when given; else test=...; else the minion's test option (None: not set)."""
+def _check_mode(check_mode, test, kwargs):
+    """check_mode when given; else test=True (any spelling); else the minion's test option."""
     if check_mode is not None:
-        return bool(check_mode)
-    if test is not None:
-        return bool(test)
-    return bool(__opts__.get("test", False)) or None
+        return salt.utils.data.is_true(check_mode)
+    if salt.utils.args.test_mode(test=test, **kwargs):
+        return True
+    if test is None and __opts__.get("test"):
+        return True
+    return None
 
 
-def _input(state, extra, **given):
+def _plain(value):
+    """A deep copy made of plain dicts and lists."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in dict.items(value)}
+    if isinstance(value, list):
+        return [_plain(item) for item in list.__iter__(value)]
+    return value
+
+
+def _threads(value):
+    """A thread policy from pillar: unset, YAML false ("off"), a scalar or an object."""
+    if value is False:
+        return "off"
+    if value in _UNSET:
+        return None
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if v not in _UNSET} or None
+    return value
+
+
+def _arrays(value):
+    """mdtune's list as it is; the form's dict keyed by array name as a list, globs first."""
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, dict):
+        return None
+    globs, exact = [], []
+    for key, settings in value.items():
+        entry = {"name": str(key)}
+        for setting, item in (settings or {}).items():
+            if item in ("enabled", "disabled"):
+                item = item == "enabled"
+            if item not in _UNSET:
+                entry[setting] = item
+        (globs if any(c in str(key) for c in "*?[") else exact).append(entry)
+    return globs + exact
+
+
+def _request(state, given, extra, from_pillar, root, binary, **run_keys):
     """
-    Build the JSON object for the binary: the contract keys that were given,
-    ``state``, and any other caller argument except Salt's own (``__pub_*``
-    and the like), so the binary can reject an unknown key by name.
+    The JSON object for the binary and the binary to run: the tuning arguments
+    given (or the pillar's, see desired()), root and binary (or the config's),
+    the run keys, ``state``, and any other caller argument except Salt's own
+    (``__pub_*``, ``test``), so the binary can reject an unknown key by name.
     """
+    extra = {
+        key: value
+        for key, value in salt.utils.args.clean_kwargs(**extra).items()
+        if key.lower() != "test"
+    }
+    if "state" in extra:
+        raise CommandExecutionError(
+            "mdtune: 'state' is chosen by the function: use mdtune.apply, "
+            "mdtune.query or mdtune.revert"
+        )
     args = {key: value for key, value in given.items() if value is not None}
-    for key, value in salt.utils.args.clean_kwargs(**extra).items():
-        if key == "state":
-            raise CommandExecutionError(
-                "mdtune: 'state' is chosen by the function: use mdtune.apply, "
-                "mdtune.query or mdtune.revert"
-            )
-        args[key] = value
+    args.update(extra)
+    if from_pillar and not args:
+        args = desired(fresh=True)
+    pillar_binary = args.pop("binary", None)
+    if root is None:
+        root = args.pop("root", None) or __salt__["config.get"]("mdtune:root", default="") or None
+    args.pop("root", None)
+    args.update({key: value for key, value in run_keys.items() if value is not None})
+    if root is not None:
+        args["root"] = root
     args["state"] = state
-    return _normalize(args)
+    return _normalize(args), binary or pillar_binary
 
 
 def _normalize(args):
@@ -288,10 +436,6 @@ def _find_binary(binary=None):
     return DEFAULT_BINARY, tried
 
 
-def _failure(msg):
-    return {"changed": False, "failed": True, "msg": msg}
-
-
 def _quote(text):
     text = (text or "").strip()
     if len(text) > _QUOTE_CHARS:
@@ -301,34 +445,30 @@ def _quote(text):
 
 def _run(args, binary=None):
     """
-    Run ``binary -`` with ``args`` as JSON on stdin; return (result, exit status).
+    Run ``binary -`` with ``args`` as JSON on stdin and return its JSON result.
 
-    Never raises for a failed run: a missing binary, a crash or output that is
-    not a JSON object becomes ``{"failed": true, "msg": ...}`` (status None when
-    nothing ran); the binary's own failure result (exit status 1 or 2) is
-    returned as it is.
+    Raises CommandExecutionError when the run failed: a missing binary, a crash,
+    output that is not a JSON object, or mdtune's own failure (exit status 1 or 2),
+    whose message and exit status are kept.
     """
     path, tried = _find_binary(binary)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        return _failure(
+        raise CommandExecutionError(
             f"mdtune binary not found or not executable: {path} (tried: "
             f"{', '.join(tried)}). Install the mdtune package, set the pillar or "
             "config key mdtune:binary, or pass binary=PATH."
-        ), None
-    payload = json.dumps(args, default=str)
-    try:
-        proc = __salt__["cmd.run_all"](
-            [path, "-"],
-            stdin=payload,
-            python_shell=False,
-            # Without this Salt turns a literal backslash-n inside the JSON
-            # into a newline and corrupts it.
-            stdin_raw_newlines=True,
-            ignore_retcode=True,
-            output_loglevel="debug",
         )
-    except CommandExecutionError as exc:
-        return _failure(f"mdtune: could not run {path}: {exc}"), None
+    payload = json.dumps(args, default=str)
+    proc = __salt__["cmd.run_all"](
+        [path, "-"],
+        stdin=payload,
+        python_shell=False,
+        # Without this Salt turns a literal backslash-n inside the JSON
+        # into a newline and corrupts it.
+        stdin_raw_newlines=True,
+        ignore_retcode=True,
+        output_loglevel="debug",
+    )
     retcode = proc.get("retcode")
     stdout = proc.get("stdout") or ""
     stderr = proc.get("stderr") or ""
@@ -337,23 +477,19 @@ def _run(args, binary=None):
     except ValueError:
         result = None
     if not isinstance(result, dict):
-        return _failure(
+        raise CommandExecutionError(
             f"mdtune: {path} exited with status {retcode} without a JSON result; "
-            f"stderr: {_quote(stderr)}; stdout: {_quote(stdout)}"
-        ), retcode
-    if retcode != 0 and not result.get("failed"):
-        # The contract says exit status and "failed" agree; trust the stricter one.
-        result["failed"] = True
-        result["msg"] = (
-            f"mdtune exited with status {retcode} but reported no failure: "
-            f"{result.get('msg', '')}"
+            f"stderr: {_quote(stderr)}; stdout: {_quote(stdout)}",
+            info={"exit_status": retcode},
         )
-    return result, retcode
-
-
-def _finish(run):
-    """Set the call's return code from a failed result (for --retcode-passthrough)."""
-    result, retcode = run
-    if result.get("failed"):
-        __context__["retcode"] = retcode if retcode in (1, 2) else 1
+    if result.get("failed") or retcode != 0:
+        msg = result.get("msg") or "no message"
+        if not result.get("failed"):
+            # The contract says exit status and "failed" agree; trust the stricter one.
+            msg = f"mdtune reported no failure: {msg}"
+        info = {"exit_status": retcode, "changed": bool(result.get("changed"))}
+        for key in ("rolled_back", "not_restored", "warnings"):
+            if result.get(key):
+                info[key] = result[key]
+        raise CommandExecutionError(f"mdtune failed (exit status {retcode}): {msg}", info=info)
     return result

@@ -5,7 +5,8 @@ A thin state over the ``mdtune`` execution module (ship both: ``salt://_modules`
 and ``salt://_states``, then ``saltutil.sync_all``). The binary reads before it
 writes, so a state that is already in place costs reads only and reports no
 changes. ``test=True`` runs the binary in check mode: the result is None with the
-predicted changes, or True when nothing would change.
+predicted changes, or True when nothing would change. A failed run gives result
+False, mdtune's message and exit status in the comment, and what it rolled back.
 
 ``changes`` maps each changed array (kernel name) to its settings, plus the
 system speed limits and the persisted files:
@@ -42,9 +43,10 @@ import difflib
 import os
 
 import salt.utils.args
+from salt.exceptions import CommandExecutionError
 
 # Salt's own arguments that may reach a state function's **kwargs; never passed on.
-_SALT_KEYWORDS = frozenset(("name", "fun", "state", "saltenv", "test"))
+_SALT_KEYWORDS = frozenset(("name", "fun", "state", "saltenv"))
 
 
 def __virtual__():
@@ -102,18 +104,23 @@ def managed(
     missing = _missing_binary(binary)
     if missing:
         return _no_binary(ret, missing, test)
-    result = __salt__["mdtune.apply"](
-        arrays=arrays,
-        thread_policy=thread_policy,
-        speed_limit_min=speed_limit_min,
-        speed_limit_max=speed_limit_max,
-        persist=persist,
-        root=root,
-        check_mode=test,
-        diff=diff,
-        binary=binary,
-        **_passthrough(kwargs),
-    )
+    try:
+        result = __salt__["mdtune.apply"](
+            arrays=arrays,
+            thread_policy=thread_policy,
+            speed_limit_min=speed_limit_min,
+            speed_limit_max=speed_limit_max,
+            persist=persist,
+            root=root,
+            check_mode=test,
+            diff=diff,
+            binary=binary,
+            # The state's arguments are the whole desired state, even when empty.
+            from_pillar=False,
+            **_passthrough(kwargs),
+        )
+    except CommandExecutionError as exc:
+        return _failed(ret, exc)
     return _translate(ret, result, test, "tuned")
 
 
@@ -133,24 +140,31 @@ def reverted(name, root=None, binary=None, **kwargs):
     missing = _missing_binary(binary)
     if missing:
         return _no_binary(ret, missing, test)
-    result = __salt__["mdtune.revert"](
-        root=root,
-        check_mode=test,
-        binary=binary,
-        **_passthrough(kwargs),
-    )
+    try:
+        result = __salt__["mdtune.revert"](
+            root=root,
+            check_mode=test,
+            binary=binary,
+            **_passthrough(kwargs),
+        )
+    except CommandExecutionError as exc:
+        return _failed(ret, exc)
     return _translate(ret, result, test, "reverted")
 
 
 def _test(kwargs):
     """test=True from the run (``__opts__``) or from the state's own ``test`` argument."""
-    return bool(__opts__.get("test", False) or kwargs.get("test"))
+    return bool(__opts__.get("test", False) or salt.utils.args.test_mode(**kwargs))
 
 
 def _passthrough(kwargs):
     """The caller's extra arguments minus Salt's own: the binary rejects unknown keys by name."""
     extra = salt.utils.args.clean_kwargs(**kwargs)
-    return {key: value for key, value in extra.items() if key not in _SALT_KEYWORDS}
+    return {
+        key: value
+        for key, value in extra.items()
+        if key not in _SALT_KEYWORDS and key.lower() != "test"
+    }
 
 
 def _missing_binary(binary):
@@ -179,23 +193,36 @@ def _no_binary(ret, path, test):
     return ret
 
 
+def _failed(ret, exc):
+    """A failed mdtune run (CommandExecutionError from the execution module) as a state return."""
+    info = exc.info if isinstance(exc.info, dict) else {}
+    # The execution module's message says "mdtune failed (exit status N): ..." already.
+    comment = str(exc.error or "mdtune failed without a message")
+    if not comment.startswith("mdtune"):
+        comment = f"mdtune failed: {comment}"
+    rolled_back = info.get("rolled_back")
+    if rolled_back:
+        comment += f" (rolled back: {_describe(rolled_back)})"
+    not_restored = info.get("not_restored")
+    if not_restored:
+        comment += f" (NOT restored: {_describe(not_restored)})"
+    ret["result"] = False
+    ret["comment"] = comment
+    # What is still different from before the run, if anything.
+    if info.get("changed"):
+        ret["changes"] = {"not_restored": not_restored or []}
+    if info.get("warnings"):
+        ret["warnings"] = [str(w) for w in info["warnings"]]
+    return ret
+
+
 def _translate(ret, result, test, verb):
-    """Turn mdtune's JSON result into a state return."""
+    """Turn mdtune's JSON result (a run that did not fail) into a state return."""
     msg = result.get("msg") or ""
     warnings = [str(w) for w in result.get("warnings") or []]
     if warnings:
         ret["warnings"] = warnings
     changes = _changes(result)
-    if result.get("failed"):
-        ret["result"] = False
-        comment = f"mdtune failed: {msg}" if msg else "mdtune failed without a message"
-        rolled_back = result.get("rolled_back")
-        if rolled_back:
-            comment += f" (rolled back: {_describe(rolled_back)})"
-        ret["comment"] = comment
-        # What is still different from before the run, if anything.
-        ret["changes"] = changes if result.get("changed") else {}
-        return ret
     ret["changes"] = changes
     if test:
         ret["result"] = None if changes else True

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs what packaging/build.sh and the packaging suite (tests/packaging/run.sh) need on a
+# Debian 12 machine, as root. Idempotent: a second run that finds everything only checks.
+#   - from bookworm: rpm (rpmbuild), rpmlint, lintian, debhelper and dpkg-dev (dpkg-buildpackage),
+#     man-db, file, the ppc64le cross toolchain (gcc-powerpc64le-linux-gnu and
+#     libc6-dev-ppc64el-cross: glibc's static libraries for the static ppc64le build),
+#     libc6-arm64-cross (the aarch64 glibc that qemu-aarch64-static -L runs the glibc build with);
+#   - qemu-user-static (bookworm) and qemu-system-ppc from bookworm-backports, through a private
+#     apt configuration (the machine's /etc/apt is never touched), because the VM suite installs
+#     qemu-system-x86 from backports and bookworm's QEMU 7.2 would replace its qemu-system-common;
+#   - rustup targets aarch64-unknown-linux-musl and powerpc64le-unknown-linux-gnu;
+#   - into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}, downloaded and unpacked, never
+#     installed: Debian's ppc64el kernel (linux-image-powerpc64le), busybox-static, mdadm and the
+#     libraries mdadm loads, for the ppc64le VM boot (tests/packaging/ppc64le-vm.sh).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${MDTUNE_PACKAGING_CACHE:-$repo/.cache/packaging}
+export DEBIAN_FRONTEND=noninteractive
+log() { echo "setup-packaging: $*" >&2; }
+die() { echo "setup-packaging: ERROR: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install)"
+command -v apt-get >/dev/null || die "apt-get not found: this script expects Debian 12 (bookworm)"
+
+retry() {
+  local n
+  for n in 1 2 3; do
+    "$@" && return 0
+    log "try $n failed: $*"
+    sleep $((n * 5))
+  done
+  return 1
+}
+lock=(-o DPkg::Lock::Timeout=900)
+
+# --- bookworm packages ---------------------------------------------------------------------------
+want=(rpm rpmlint lintian debhelper dpkg-dev man-db file gcc-powerpc64le-linux-gnu
+  libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio)
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  retry apt-get "${lock[@]}" -qq update
+  retry apt-get "${lock[@]}" -y -qq install --no-install-recommends "${missing[@]}" >/dev/null ||
+    die "apt-get install ${missing[*]} failed"
+fi
+
+# --- private apt configurations: bookworm-backports (amd64) and bookworm (ppc64el) ---------------
+# apt_conf DIR ARCH SUITES: a sources file and lists dir under DIR; prints the apt options.
+apt_conf() {
+  local dir=$1 arch=$2 suites=$3
+  mkdir -p "$dir/sources.list.d" "$dir/lists/partial"
+  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$suites" >"$dir/sources.list.d/mdtune-packaging.sources"
+  printf '%s\n' -o "Dir::Etc::SourceParts=$dir/sources.list.d" -o "Dir::Etc::SourceList=/dev/null" \
+    -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=" \
+    -o "APT::Sandbox::User=root" -o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
+}
+
+if ! command -v qemu-system-ppc64 >/dev/null || ! command -v qemu-ppc64le-static >/dev/null ||
+  ! command -v qemu-aarch64-static >/dev/null; then
+  mapfile -t bpo < <(apt_conf "$cache/apt-amd64" amd64 "bookworm bookworm-updates bookworm-backports")
+  retry apt-get "${bpo[@]}" -qq update || die "apt-get update (bookworm-backports) failed"
+  # qemu-system-ppc from backports, the release the VM suite takes qemu-system-x86 from: both
+  # need the same qemu-system-common. qemu-user-static stands alone; bookworm's is enough.
+  log "installing qemu-system-ppc (bookworm-backports) and qemu-user-static"
+  retry apt-get "${bpo[@]}" "${lock[@]}" -y -qq install --no-install-recommends \
+    -t bookworm-backports qemu-system-ppc >/dev/null || die "could not install qemu-system-ppc"
+  retry apt-get "${bpo[@]}" "${lock[@]}" -y -qq install --no-install-recommends \
+    qemu-user-static >/dev/null || die "could not install qemu-user-static"
+fi
+
+# --- Rust targets --------------------------------------------------------------------------------
+for t in aarch64-unknown-linux-musl powerpc64le-unknown-linux-gnu; do
+  rustup target list --installed | grep -qx "$t" || retry rustup target add "$t" >/dev/null ||
+    die "rustup target add $t failed"
+done
+
+# --- ppc64el kernel and guest userland for the VM boot ------------------------------------------
+ppc=$cache/ppc64el
+if ! [ -s "$ppc/kernel.abi" ] || ! [ -x "$ppc/root/bin/busybox" ] || ! [ -x "$ppc/root/sbin/mdadm" ]; then
+  mapfile -t pa < <(apt_conf "$cache/apt-ppc64el" ppc64el "bookworm bookworm-updates")
+  retry apt-get "${pa[@]}" -qq update || die "apt-get update (ppc64el lists) failed"
+  abi=$(apt-cache "${pa[@]}" depends linux-image-powerpc64le |
+    sed -nE 's/^ *Depends: linux-image-([0-9][^ ]*-powerpc64le)(-unsigned)?$/\1/p' | head -n1)
+  [ -n "$abi" ] || die "cannot resolve the kernel linux-image-powerpc64le depends on"
+  debs=$ppc/debs
+  rm -rf "$ppc/root.tmp" && mkdir -p "$debs" "$ppc/root.tmp"
+  kpkg=linux-image-$abi
+  apt-cache "${pa[@]}" show "$kpkg" >/dev/null 2>&1 || kpkg=$kpkg-unsigned
+  for p in "$kpkg" busybox-static mdadm libc6 libudev1 libcap2; do
+    log "downloading $p:ppc64el"
+    (cd "$debs" && retry apt-get "${pa[@]}" -qq download "$p:ppc64el") || die "apt-get download $p:ppc64el failed"
+  done
+  for d in "$debs"/*.deb; do dpkg-deb -x "$d" "$ppc/root.tmp"; done
+  rm -rf "$ppc/root" && mv "$ppc/root.tmp" "$ppc/root"
+  echo "$abi" >"$ppc/kernel.abi"
+fi
+[ -f "$ppc/root/boot/vmlinux-$(cat "$ppc/kernel.abi")" ] || die "no vmlinux in $ppc/root/boot"
+
+log "rpmbuild $(rpmbuild --version | awk '{print $NF}'), lintian $(lintian --version | awk '{print $NF}')," \
+  "$(qemu-system-ppc64 --version | head -n1), ppc64el kernel $(cat "$ppc/kernel.abi")," \
+  "$(powerpc64le-linux-gnu-gcc --version | head -n1)"

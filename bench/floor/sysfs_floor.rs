@@ -1,0 +1,163 @@
+//! The floor of reading sysfs: what answering mdtune's benchmark `query` costs at the least.
+//!
+//! `sysfs_floor ROOT ATTR...` reads exactly the files and lists exactly the directories that
+//! mdtune's answer on the benchmark host needs, and nothing else: for every md array in
+//! `ROOT/sys/block`, its `level`, `array_state`, `metadata_version` (external metadata),
+//! `uuid`, the asked-for attributes ATTR..., `sync_action`, `sync_completed`, `sync_speed` and
+//! `reshape_position` (the answer prints or decides on each); its `md/` (the members are its
+//! `dev-*` entries); for every member its `state` and `slot` (its role), whether its device is a
+//! partition (`partition`), whether it is stacked (its `slaves/`), its `mq/` (the queues) and
+//! `queue/rotational`; and udev's `dev/md` links (the array's name). It prints what it found,
+//! one line per array, so the benchmark can check it against mdtune's answer.
+//!
+//! What it leaves out, and mdtune must do: confinement (it follows every link without checking
+//! where it leads), parsing and checking values, planning, the report's JSON. Each file is one
+//! openat + read + close, each listing an openat + getdents64 until it returns 0 + close, each
+//! udev link one readlinkat; paths go through the links in one openat (`md0/md`,
+//! `dev-nvme0n1/block/mq`) rather than opening every directory on the way. System calls come from
+//! the C library (openat, readlinkat) and `syscall` (getdents64), as in mdtune.
+//!
+//! Built by bench/bench.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
+//! --target x86_64-unknown-linux-musl bench/floor/sysfs_floor.rs` (static, like the mdtune binary
+//! it is compared with).
+
+use std::ffi::{c_char, c_int, c_long, CString};
+use std::io::Write;
+
+extern "C" {
+    fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+    fn read(fd: c_int, buf: *mut u8, count: usize) -> isize;
+    fn close(fd: c_int) -> c_int;
+    fn readlinkat(dirfd: c_int, path: *const c_char, buf: *mut u8, size: usize) -> isize;
+    fn syscall(number: c_long, ...) -> c_long;
+}
+
+const SYS_GETDENTS64: c_long = 217;
+const O_DIRECTORY: c_int = 0o200000;
+const O_CLOEXEC: c_int = 0o2000000;
+const AT_FDCWD: c_int = -100;
+
+fn open(dir: c_int, path: &str, flags: c_int) -> Option<c_int> {
+    let c = CString::new(path).ok()?;
+    let fd = unsafe { openat(dir, c.as_ptr(), flags | O_CLOEXEC) };
+    (fd >= 0).then_some(fd)
+}
+
+/// One file's text: openat, one read, close.
+fn read_file(dir: c_int, name: &str) -> Option<String> {
+    let fd = open(dir, name, 0)?;
+    let mut buf = [0u8; 4096];
+    let n = unsafe { read(fd, buf.as_mut_ptr(), buf.len()) };
+    unsafe { close(fd) };
+    let n = usize::try_from(n).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n]).trim().to_string())
+}
+
+/// Calls `f` with every entry of the open directory `fd` (getdents64 until it returns 0).
+fn entries(fd: c_int, buf: &mut [u8], f: &mut dyn FnMut(&str)) {
+    loop {
+        let n = unsafe { syscall(SYS_GETDENTS64, c_long::from(fd), buf.as_mut_ptr(), buf.len()) };
+        if n <= 0 {
+            return;
+        }
+        let mut rec = &buf[..n as usize];
+        while rec.len() >= 19 {
+            let len = usize::from(u16::from_ne_bytes([rec[16], rec[17]]));
+            let name = &rec[19..len];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                f(std::str::from_utf8(name).unwrap_or(""));
+            }
+            rec = &rec[len..];
+        }
+    }
+}
+
+/// Calls `f` with every entry of the directory `dir`/`path`: openat, getdents64, close.
+fn list(dir: c_int, path: &str, buf: &mut [u8], mut f: impl FnMut(&str)) {
+    if let Some(fd) = open(dir, path, O_DIRECTORY) {
+        entries(fd, buf, &mut f);
+        unsafe { close(fd) };
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (root, attrs) = args.split_first().expect("usage: sysfs_floor ROOT ATTR...");
+    let mut buf = vec![0u8; 32 * 1024];
+    let mut out = String::new();
+
+    let block = open(AT_FDCWD, &format!("{root}/sys/block"), O_DIRECTORY).expect("sys/block");
+    let mut arrays = Vec::new();
+    entries(block, &mut buf, &mut |n| {
+        if n.starts_with("md") {
+            arrays.push(n.to_string());
+        }
+    });
+    arrays.sort_by_key(|n| n[2..].parse::<u64>().unwrap_or(u64::MAX));
+
+    // udev's names: dev/md/NAME -> ../mdX.
+    let mut devnames = Vec::new();
+    if let Some(dev_md) = open(AT_FDCWD, &format!("{root}/dev/md"), O_DIRECTORY) {
+        let mut names = Vec::new();
+        entries(dev_md, &mut buf, &mut |n| names.push(n.to_string()));
+        for n in names {
+            let c = CString::new(n.as_str()).unwrap();
+            let mut target = [0u8; 256];
+            let len = unsafe { readlinkat(dev_md, c.as_ptr(), target.as_mut_ptr(), target.len()) };
+            if len > 0 {
+                let t = String::from_utf8_lossy(&target[..len as usize]);
+                devnames.push((t.rsplit('/').next().unwrap_or("").to_string(), n));
+            }
+        }
+        unsafe { close(dev_md) };
+    }
+
+    for md in &arrays {
+        let Some(mdfd) = open(block, &format!("{md}/md"), O_DIRECTORY) else {
+            continue;
+        };
+        let file = |name: &str| read_file(mdfd, name).unwrap_or_default();
+        let level = file("level");
+        let state = file("array_state");
+        let metadata = file("metadata_version");
+        let uuid = file("uuid");
+        let values: Vec<String> = attrs.iter().map(|a| format!("{a}={}", file(a))).collect();
+        let sync = [file("sync_action"), file("sync_completed"), file("sync_speed")];
+        let reshape = file("reshape_position");
+        // The members: md/dev-*, each with its role and the device behind dev-*/block.
+        let mut members = Vec::new();
+        entries(mdfd, &mut buf, &mut |e| {
+            if let Some(m) = e.strip_prefix("dev-") {
+                members.push(m.to_string());
+            }
+        });
+        let mut queues = Vec::new();
+        for m in &members {
+            let role = format!("{}/{}", file(&format!("dev-{m}/state")), file(&format!("dev-{m}/slot")));
+            let block = format!("dev-{m}/block");
+            let partition = open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
+            let disk = if partition.is_some() { format!("{block}/..") } else { block };
+            let mut stacked = 0;
+            list(mdfd, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
+            let mut mq = 0;
+            list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+            let rotational = file(&format!("{disk}/queue/rotational"));
+            queues.push(format!(
+                "{m}:{mq}:{role}:{rotational}{}",
+                if stacked > 0 { ":stacked" } else { "" }
+            ));
+        }
+        unsafe { close(mdfd) };
+        let devname: Vec<&str> =
+            devnames.iter().filter(|(t, _)| t == md).map(|(_, n)| n.as_str()).collect();
+        out.push_str(&format!(
+            "{md} devname={} uuid={uuid} level={level} state={state} metadata={metadata} {} sync={} reshape={reshape} members={}\n",
+            devname.join(","),
+            values.join(" "),
+            sync.join("/"),
+            queues.join(",")
+        ));
+    }
+    std::io::stdout().write_all(out.as_bytes()).unwrap();
+}

@@ -1,1 +1,0 @@
-../../../salt/_states/mdtune.py

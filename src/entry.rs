@@ -1,0 +1,177 @@
+//! One element of `arrays`: which arrays it selects (kernel name, glob, mdadm name, uuid) and
+//! what it wants for each attribute. Selectors are validated here so that nothing that could walk
+//! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
+
+use crate::input::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
+use crate::sysfs::{Attr, Kind, Value};
+use glob::Pattern;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+/// How an entry names arrays.
+#[derive(Clone, Debug)]
+pub enum NameSelector {
+    /// A kernel name (`md0`) or, failing that, an mdadm name published under `dev/md/`.
+    Exact(String),
+    /// `/dev/md/NAME`: only the mdadm name.
+    DevMd(String),
+    /// A glob over kernel names.
+    Glob(Pattern),
+}
+
+/// One element of `arrays`.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Position in `arrays`, for messages and `source`.
+    pub index: usize,
+    pub name: Option<NameSelector>,
+    /// 32 lowercase hex digits, from either the mdadm or the kernel form.
+    pub uuid: Option<String>,
+    pub settings: BTreeMap<Attr, Want>,
+}
+
+impl Entry {
+    /// True if and only if the entry names its arrays exactly (no glob), so that a setting the
+    /// array lacks is an error rather than a skip.
+    pub fn is_exact(&self) -> bool {
+        !matches!(self.name, Some(NameSelector::Glob(_)))
+    }
+}
+
+/// The keys of an array entry.
+pub const ENTRY_KEYS: &[&str] = &[
+    "name",
+    "uuid",
+    "group_thread_cnt",
+    "stripe_cache_size",
+    "preread_bypass_threshold",
+    "skip_copy",
+    "sync_speed_min",
+    "sync_speed_max",
+    "sync_force_parallel",
+];
+/// Parses `arrays[index]`.
+pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
+    let at = format!("arrays[{index}]");
+    let Json::Object(map) = v else {
+        return Err(invalid(
+            &at,
+            v,
+            "an object with name and/or uuid and settings",
+        ));
+    };
+    check_keys(&format!("{at}."), map, ENTRY_KEYS, false)?;
+    let get = |k: &str| map.get(k).filter(|v| !v.is_null());
+    let key = |k: &str| format!("{at}.{k}");
+
+    let name = get("name")
+        .map(|v| parse_selector(&key("name"), v))
+        .transpose()?;
+    let uuid = get("uuid")
+        .map(|v| parse_uuid(&key("uuid"), v))
+        .transpose()?;
+    if name.is_none() && uuid.is_none() {
+        return Err(invalid(&at, v, "an entry with a name, a uuid or both"));
+    }
+    let mut settings = BTreeMap::new();
+    for attr in Attr::ALL {
+        let Some(v) = get(attr.name()) else { continue };
+        let k = key(attr.name());
+        let want = match attr {
+            Attr::GroupThreadCnt => parse_threads(&k, v)?,
+            Attr::StripeCacheSize => Want::Value(Value::Int(parse_int(&k, v, 17, 32768)?)),
+            // The upper bound is the array's stripe_cache_size, checked in the plan.
+            Attr::PrereadBypassThreshold => {
+                Want::Value(Value::Int(parse_int(&k, v, 0, u64::from(u32::MAX))?))
+            }
+            _ => match attr.kind() {
+                Kind::Bool => Want::Value(Value::Bool(parse_bool(&k, v)?)),
+                Kind::SyncSpeed if v.as_str().map(str::trim) == Some("system") => {
+                    Want::Value(Value::System)
+                }
+                // The kernel stores sync_speed_* in an int (ERANGE beyond it).
+                Kind::SyncSpeed => Want::Value(Value::Int(
+                    parse_int(&k, v, 1, u64::from(i32::MAX as u32)).map_err(|_| {
+                        invalid(&k, v, "an integer 1..2147483647 (KiB/s) or \"system\"")
+                    })?,
+                )),
+                Kind::Int | Kind::CInt => unreachable!("every integer attribute is matched above"),
+            },
+        };
+        settings.insert(attr, want);
+    }
+    if let (Some(Want::Value(Value::Int(min))), Some(Want::Value(Value::Int(max)))) = (
+        settings.get(&Attr::SyncSpeedMin),
+        settings.get(&Attr::SyncSpeedMax),
+    ) {
+        if min > max {
+            return Err(invalid(
+                &key("sync_speed_min"),
+                &Json::from(*min),
+                &format!("at most sync_speed_max ({max})"),
+            ));
+        }
+    }
+    Ok(Entry {
+        index,
+        name,
+        uuid,
+        settings,
+    })
+}
+
+/// Kernel names, globs over them, mdadm names and `/dev/md/NAME`. Anything that could walk out of
+/// `sys/block` (`/`, `..`, NUL, control characters) is refused here.
+fn parse_selector(key: &str, v: &Json) -> Result<NameSelector, SpecError> {
+    const ALLOWED: &str = "an md kernel name (md0), a glob (md*), an mdadm name (hana_data) or /dev/md/NAME; no other '/', no '..', no control characters";
+    let Some(s) = v.as_str() else {
+        return Err(invalid(key, v, ALLOWED));
+    };
+    let (dev_md, name) = match s.strip_prefix("/dev/md/") {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let bad = name.is_empty()
+        || name.len() > 255
+        || name == "."
+        || name.contains("..")
+        || name.contains('/')
+        || name.chars().any(char::is_control);
+    if bad {
+        return Err(invalid(key, v, ALLOWED));
+    }
+    if dev_md {
+        Ok(NameSelector::DevMd(name.to_string()))
+    } else if name.contains(['*', '?', '[']) {
+        Pattern::new(name)
+            .map(NameSelector::Glob)
+            .map_err(|e| invalid(key, v, &format!("a valid glob ({e})")))
+    } else {
+        Ok(NameSelector::Exact(name.to_string()))
+    }
+}
+
+/// mdadm's `aaaaaaaa:bbbbbbbb:cccccccc:dddddddd` or the kernel's dashed form, as 32 hex digits.
+fn parse_uuid(key: &str, v: &Json) -> Result<String, SpecError> {
+    let s = v.as_str().map(str::trim).unwrap_or_default();
+    let groups: Vec<&str> = s.split([':', '-']).collect();
+    let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    let ok = (shape == [8, 8, 8, 8] && !s.contains('-')
+        || shape == [8, 4, 4, 4, 12] && !s.contains(':'))
+        && groups
+            .iter()
+            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()));
+    if !ok {
+        return Err(invalid(
+            key,
+            v,
+            "mdadm's form (xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx) or the kernel's (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+        ));
+    }
+    Ok(groups.concat().to_ascii_lowercase())
+}
+
+/// The 32 hex digits of a uuid in either form, or `None` when it is neither.
+pub fn uuid_hex(text: &str) -> Option<String> {
+    parse_uuid("uuid", &Json::String(text.to_string())).ok()
+}

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# The packaging suite: builds every package with packaging/build.sh and checks them the way a
+# fleet would use them.
+#   RPMs  file lists (rpm -qpl) against the source tree, dependencies (rpm -qpR), no links,
+#         each binary's architecture and static linkage; installed into a scratch root with
+#         `rpm --root` and run from there; the aarch64 and ppc64le binaries run under qemu-user;
+#         removed again, leaving nothing; rpmlint (Debian's package, packaging/rpmlint.toml).
+#   .deb  lintian (no error or warning beyond the justified overrides); `dpkg -i` on this
+#         machine, mdtune --version, man -w mdtune, the man page and --help agree with the README
+#         (usage.sh), a query on a copy of the demo host; `dpkg -r`, and nothing is left.
+#   ppc64le  the packaged binary on a real ppc64le kernel (ppc64le-vm.sh), unless
+#         MDTUNE_PACKAGING_VM=0.
+# Needs root and .ci/setup-packaging.sh. Exits non-zero on any failure.
+# MDTUNE_PACKAGING_BUILD=0 checks the packages already in target/packages (while editing checks).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+pkgs=$repo/target/packages
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+start=$(date +%s)
+failures=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { # DESCRIPTION COMMAND...: pass when the command succeeds
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+missing=()
+for t in rpmbuild rpm rpm2cpio cpio rpmlint lintian dpkg-buildpackage dh man qemu-aarch64-static \
+  qemu-ppc64le-static powerpc64le-linux-gnu-gcc; do
+  command -v "$t" >/dev/null || missing+=("$t")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "FAIL: missing ${missing[*]}: run .ci/setup-packaging.sh (as root)"
+  exit 1
+fi
+[ "$(id -u)" -eq 0 ] || { echo "FAIL: must run as root (dpkg -i)"; exit 1; }
+
+version=$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\(.*\)"/\1/p}' Cargo.toml | head -1)
+
+# --- build --------------------------------------------------------------------------------------
+t0=$(date +%s)
+if [ "${MDTUNE_PACKAGING_BUILD:-1}" = 0 ] && ls "$pkgs"/*.rpm "$pkgs"/*.deb >/dev/null 2>&1; then
+  echo "NOTE: MDTUNE_PACKAGING_BUILD=0: checking the packages already in $pkgs, not rebuilding"
+elif ! packaging/build.sh; then
+  echo "FAIL: packaging/build.sh"
+  exit 1
+fi
+echo "build: $(($(date +%s) - t0)) s"
+
+# --- RPMs: what each one holds and needs ---------------------------------------------------------
+# files RPM: the regular files and links it holds, sorted.
+files() { rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$1" | grep -v '^d' | cut -d' ' -f2 | sort; }
+requires() { rpm -qpR "$1" | grep -v '^rpmlib(' | sort; }
+
+fdir=/usr/share/susemanager/formulas
+sdir=/usr/share/susemanager/salt
+# The spec's %doc and %license land in rpm's platform directories; ask rpm where.
+docdir=$(rpm --eval '%{_defaultdocdir}')
+licdir=$(rpm --eval '%{_defaultlicensedir}')
+
+for arch in x86_64 aarch64 ppc64le; do
+  p=$pkgs/mdtune-$version-1.$arch.rpm
+  [ -f "$p" ] || { fail "$p was not built"; continue; }
+  printf '%s\n' "$docdir/mdtune-$version/README.md" "$licdir/mdtune-$version/LICENSE" \
+    /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz | sort >"$tmp/want"
+  files "$p" >"$tmp/got"
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README and LICENSE, nothing else" \
+    diff -u "$tmp/want" "$tmp/got"
+  check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
+  # A static binary needs no library: only the dynamic-linker hash style rpm always records.
+  requires "$p" | grep -v '^rtld(GNU_HASH)$' >"$tmp/req"
+  check "mdtune.$arch.rpm requires no library (static binary): $(paste -sd' ' "$tmp/req")" test ! -s "$tmp/req"
+  mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
+  bin=$tmp/x-$arch/usr/sbin/mdtune
+  desc=$(file -b "$bin")
+  case $arch in
+    x86_64) machine='x86-64'; run=() ;;
+    aarch64) machine='ARM aarch64'; run=(qemu-aarch64-static) ;;
+    ppc64le) machine='64-bit PowerPC'; run=(qemu-ppc64le-static) ;;
+  esac
+  check "mdtune.$arch.rpm's binary is a static $machine ELF ($(stat -c %s "$bin") bytes)" \
+    bash -c '[[ $1 == *"$2"* ]] && [[ $1 == *static* ]]' _ "$desc" "$machine"
+  got=$("${run[@]}" "$bin" --version 2>&1)
+  check "mdtune.$arch.rpm's binary runs${run:+ under $run}: $got" test "$got" = "mdtune $version"
+  cp -a examples/demo-host "$tmp/host-$arch"
+  out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-$arch\"}" | "${run[@]}" "$bin")
+  check "mdtune.$arch.rpm's binary queries the demo host (auto gives md0 8 threads)" \
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); md0=[a for a in r["arrays"] if a["name"]=="md0"][0]; sys.exit(not (r["failed"] is False and md0["settings"]["group_thread_cnt"]["after"] == 8))' "$out"
+done
+
+mods=$pkgs/mdtune-salt-modules-$version-1.noarch.rpm
+form=$pkgs/mdtune-formula-$version-1.noarch.rpm
+# The modules package: every module_utils/salt/_modules|_states file, as a real file.
+{
+  for f in module_utils/salt/_modules/* module_utils/salt/_states/*; do
+    echo "$sdir/${f#module_utils/salt/}"
+  done
+  echo "$docdir/mdtune-salt-modules-$version/README.md"
+  echo "$licdir/mdtune-salt-modules-$version/LICENSE"
+} | sort >"$tmp/want"
+files "$mods" >"$tmp/got"
+check "mdtune-salt-modules holds module_utils/salt/_modules and _states under $sdir" diff -u "$tmp/want" "$tmp/got"
+# The formula: every state directory but the module links, the metadata, pillar.example beside it.
+{
+  for d in module_utils/suma/states/*/; do
+    case $(basename "$d") in _*) continue ;; esac
+    (cd module_utils/suma/states && find -L "$(basename "$d")" -type f) | sed "s,^,$fdir/states/,"
+  done
+  (cd module_utils/suma/metadata && find -L mdtune -type f) | sed "s,^,$fdir/metadata/,"
+  echo "$fdir/metadata/mdtune/pillar.example"
+  echo "$docdir/mdtune-formula-$version/README.md"
+  echo "$licdir/mdtune-formula-$version/LICENSE"
+} | sort -u >"$tmp/want"
+files "$form" >"$tmp/got"
+check "mdtune-formula holds the states, form.yml, metadata.yml and pillar.example" diff -u "$tmp/want" "$tmp/got"
+for p in "$pkgs"/*.rpm; do
+  links=$(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$p" | grep '^l' || true)
+  check "$(basename "$p") holds no symbolic link" test -z "$links"
+done
+mkdir -p "$tmp/x-noarch" && (cd "$tmp/x-noarch" && for p in "$mods" "$form"; do rpm2cpio "$p" | cpio -idm --quiet; done)
+check "the packaged Salt modules are module_utils/salt's, byte for byte" \
+  diff -r module_utils/salt/_modules "$tmp/x-noarch$sdir/_modules"
+check "the packaged states are module_utils/suma/states/mdtune's" \
+  diff -r module_utils/suma/states/mdtune "$tmp/x-noarch$fdir/states/mdtune"
+requires "$form" >"$tmp/got"
+printf '%s\n' "mdtune = $version" "mdtune-salt-modules = $version" >"$tmp/want"
+check "mdtune-formula requires mdtune and mdtune-salt-modules: $(paste -sd, "$tmp/got")" diff -u "$tmp/want" "$tmp/got"
+requires "$mods" >"$tmp/got"
+check "mdtune-salt-modules requires nothing" test ! -s "$tmp/got"
+rpm -qpl "$pkgs/mdtune-$version-1.src.rpm" | sort >"$tmp/got"
+printf '%s\n' "mdtune-$version-vendor.tar.gz" "mdtune-$version.tar.gz" mdtune.spec >"$tmp/want"
+check "the source RPM holds the spec, the source and the vendored crates" diff -u "$tmp/want" "$tmp/got"
+
+# --- RPMs: install into a scratch root, run, remove ------------------------------------------------
+# The scratch root is a copy of the demo host, so that the installed binary can also be run on
+# it with persist, the way a packaged host uses it.
+root=$tmp/rpmroot
+cp -a examples/demo-host "$root"
+(cd "$root" && find . ! -type d | sort) >"$tmp/before"
+rpm --root "$root" --initdb
+# --nodeps: the scratch root's rpm database has no base system, so rtld(GNU_HASH) (glibc) is not
+# provided there; the three packages' dependencies on each other are still resolved.
+set_=("$pkgs/mdtune-$version-1.x86_64.rpm" "$mods" "$form")
+# (Debian's rpm warns on stderr that it is not Debian's package manager: shown only on failure.)
+if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
+  pass "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
+  check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V --nodeps mdtune mdtune-salt-modules mdtune-formula
+  got=$("$root/usr/sbin/mdtune" --version)
+  check "the installed $root/usr/sbin/mdtune runs: $got" test "$got" = "mdtune $version"
+  check "the installed formula's files are where Uyuni looks" \
+    test -f "$root$fdir/metadata/mdtune/form.yml" -a -f "$root$fdir/metadata/mdtune/pillar.example" \
+    -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py"
+  check "mdtune cannot be removed while the formula needs it" bash -c "! rpm --root '$root' -e mdtune 2>/dev/null"
+  check "...and is still installed" bash -c 'rpm --root "$1" -q mdtune >/dev/null' _ "$root"
+  # persist by the packaged binary: the rule runs /usr/sbin/mdtune, no second copy is installed,
+  # and a revert leaves the packaged binary alone.
+  out=$(echo "{\"persist\": true, \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
+  check "persist by the packaged binary succeeds" python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["failed"])' "$out"
+  check "its udev rule runs the packaged /usr/sbin/mdtune" \
+    grep -q 'RUN+="/usr/sbin/mdtune --udev %k"' "$root/etc/udev/rules.d/90-mdtune.rules"
+  check "it installs no second copy in /usr/local/sbin" test ! -e "$root/usr/local/sbin/mdtune"
+  out=$(echo "{\"state\": \"reverted\", \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
+  check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
+    bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
+  if rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
+    pass "rpm -e removes the three"
+  else
+    cat "$tmp/rpm-e"; fail "rpm -e removes the three"
+  fi
+  # Left: any file (directories aside: a real system's filesystem package owns the parents rpm
+  # made) that the demo host did not have, except the rpm database and run/ (the lock and saved
+  # originals of mdtune's own runs, not the package's).
+  rm -rf "${root:?}$(rpm --eval '%_dbpath')"  # Debian's rpm keeps it in $HOME/.rpmdb
+  (cd "$root" && find . ! -type d | sort) >"$tmp/after"
+  left=$(comm -13 "$tmp/before" "$tmp/after" | grep -vE '^\./run/' | paste -sd' ' || true)
+  check "rpm -e leaves nothing behind but the rpm database${left:+: $left}" test -z "$left"
+else
+  cat "$tmp/rpm-i"
+  fail "rpm --root installs the RPM set"
+fi
+
+if rpmlint --config packaging/rpmlint.toml "$pkgs"/*.rpm >"$tmp/rpmlint" 2>&1; then
+  pass "rpmlint (Debian's rpmlint $(rpmlint --version); filters with reasons in packaging/rpmlint.toml): $(tail -n1 "$tmp/rpmlint" | sed 's/^ *//')"
+else
+  cat "$tmp/rpmlint"
+  fail "rpmlint"
+fi
+
+# --- .deb ---------------------------------------------------------------------------------------
+deb=$(ls "$pkgs"/mdtune_"$version"-1_*.deb 2>/dev/null | head -n1)
+if [ -z "$deb" ]; then
+  fail "no .deb in $pkgs"
+else
+  if lintian --pedantic -I --fail-on error,warning "$deb" >"$tmp/lintian" 2>&1; then
+    pass "lintian --pedantic: no error or warning beyond the overrides in packaging/debian/mdtune.lintian-overrides"
+  else
+    cat "$tmp/lintian"
+    fail "lintian"
+  fi
+  if dpkg-query -W -f='${Status}' mdtune 2>/dev/null | grep -q 'ok installed' || [ -e /usr/sbin/mdtune ]; then
+    fail "mdtune is already installed on this machine (/usr/sbin/mdtune): the suite installs and removes it itself"
+  elif dpkg -i "$deb" >"$tmp/dpkg" 2>&1; then
+    pass "dpkg -i $(basename "$deb")"
+    got=$(mdtune --version)
+    check "mdtune --version from PATH: $got" test "$got" = "mdtune $version" -a "$(command -v mdtune)" = /usr/sbin/mdtune
+    got=$(man -w mdtune 2>&1)
+    check "man -w mdtune: $got" test "$got" = /usr/share/man/man8/mdtune.8.gz
+    MANWIDTH=100 man mdtune 2>/dev/null | col -b >"$tmp/man.txt"
+    check "man mdtune renders the usage (mdtune --udev NAME [--root DIR])" grep -q 'mdtune --udev NAME \[--root DIR\]' "$tmp/man.txt"
+    check "the man page's usage block, mdtune --help and README.md agree" tests/packaging/usage.sh /usr/sbin/mdtune
+    cp -a examples/demo-host "$tmp/host-deb"
+    out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-deb\"}" | mdtune)
+    check "the installed mdtune queries the demo host" \
+      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
+    dpkg -L mdtune | sort >"$tmp/deb-files"
+    dpkg -r mdtune >/dev/null 2>&1
+    left=()
+    while read -r f; do
+      [ -d "$f" ] && continue
+      [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+    done <"$tmp/deb-files"
+    [ -d /usr/share/doc/mdtune ] && left+=(/usr/share/doc/mdtune)
+    check "dpkg -r removes every file it installed${left:+ (left: ${left[*]})}" test ${#left[@]} -eq 0
+    check "dpkg knows mdtune no more" bash -c "! dpkg-query -W -f='\${Status}' mdtune 2>/dev/null | grep -q installed"
+  else
+    cat "$tmp/dpkg"
+    fail "dpkg -i $deb"
+  fi
+fi
+
+# --- ppc64le on a real kernel ----------------------------------------------------------------------
+if [ "${MDTUNE_PACKAGING_VM:-1}" = 1 ]; then
+  t0=$(date +%s)
+  check "ppc64le: the packaged binary on a ppc64le kernel (qemu-system-ppc64 -M pseries, NVMe, raid5, auto)" \
+    tests/packaging/ppc64le-vm.sh "$tmp/x-ppc64le/usr/sbin/mdtune"
+  echo "ppc64le VM: $(($(date +%s) - t0)) s"
+else
+  echo "SKIPPED on request (MDTUNE_PACKAGING_VM=0): the ppc64le VM boot"
+fi
+
+echo "packaging: $failures failure(s), $(($(date +%s) - start)) s"
+[ "$failures" -eq 0 ]
