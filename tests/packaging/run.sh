@@ -64,15 +64,16 @@ licdir=$(rpm --eval '%{_defaultlicensedir}')
 for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
   [ -f "$p" ] || { fail "$p was not built"; continue; }
-  printf '%s\n' "$docdir/mdtune-$version/README.md" "$licdir/mdtune-$version/LICENSE" \
+  printf '%s\n' "$docdir/mdtune-$version/README.md" "$docdir/mdtune-$version/reference.md" \
+    "$licdir/mdtune-$version/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz | sort >"$tmp/want"
   files "$p" >"$tmp/got"
-  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README and LICENSE, nothing else" \
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md and LICENSE, nothing else" \
     diff -u "$tmp/want" "$tmp/got"
   check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
   # A static binary needs no library: only the dynamic-linker hash style rpm always records.
   requires "$p" | grep -v '^rtld(GNU_HASH)$' >"$tmp/req"
-  check "mdtune.$arch.rpm requires no library (static binary): $(paste -sd' ' "$tmp/req")" test ! -s "$tmp/req"
+  check "mdtune.$arch.rpm requires no library (static binary)$(sed 's/^/ -- but: /' "$tmp/req" | paste -sd' ')" test ! -s "$tmp/req"
   mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
   bin=$tmp/x-$arch/usr/sbin/mdtune
   desc=$(file -b "$bin")
