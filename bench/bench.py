@@ -514,37 +514,43 @@ def strace_summary(strace, argv, out_file):
 
 
 def strace_paths(strace, argv, out_file, root):
-    """Counts the path-taking calls of a run by what they are for."""
-    run([strace, "-f", "-e", "trace=%file,%desc", "-o", out_file] + argv)
+    """Counts the path-taking calls of a run by what they are for. `strace -y` shows the path
+    behind each descriptor, so a call relative to a directory (`openat(5</r/sys/...>, "level")`)
+    is counted by its full path."""
+    run([strace, "-f", "-y", "-e", "trace=%file,%desc", "-o", out_file] + argv)
     cats = {}
     with open(out_file) as f:
         lines = f.readlines()
     for line in lines:
-        m = re.search(r"(\w+)\((?:AT_FDCWD, )?\"([^\"]*)\"", line)
+        m = re.search(r"(\w+)\((?:AT_FDCWD(?:<[^>]*>)?, |(\d+)<([^>]*)>, )?\"([^\"]*)\"", line)
         if not m:
             continue
-        call, path = m.groups()
+        call, _fd, base, path = m.groups()
+        if base and not path.startswith("/"):
+            path = f"{base}/{path}"
         rel = path[len(root):] if path.startswith(root + "/") else None
-        if call == "readlink":
-            what = "realpath(3) walks: one readlink per path component (fs::canonicalize)"
+        if path.startswith("/proc/self/fd/"):
+            what = "where a followed link leads (readlink of /proc/self/fd/N, once per link)"
         elif rel is None:
             what = "process start-up, args file"
-        elif rel.endswith("/md") and call in ("stat", "newfstatat", "statx", "lstat"):
-            what = "finding md devices: stat sys/block/*/md for every block device"
         elif re.search(r"/mq$", rel):
             what = "listing mq/ of every member disk (hardware queues)"
         elif re.search(r"/md/(group_thread_cnt|stripe_cache_size|sync_speed_max)$", rel):
             what = "reading the 3 managed attributes"
+        elif re.search(r"/md/dev-[^/]+/(state|slot|block)$", rel):
+            what = "members: md/dev-*/state, slot and the block link"
         elif re.search(r"/md/[a-z_]+$", rel) or rel.endswith("/md"):
-            what = "other md/ files (level, state, uuid, unmanaged tunables, sync progress)"
+            what = "other md/ files (level, state, uuid, unmanaged tunables, sync progress, reshape)"
         elif rel.startswith("/run"):
             what = "the lock (run/)"
         elif rel.endswith("/partition"):
-            what = "is the member a partition? (stat MEMBER/partition)"
+            what = "is the member a partition? (its partition file)"
         elif rel.endswith("/slaves"):
-            what = "is the member stacked? (listing slaves/ of the array and of every member)"
+            what = "is the member stacked? (listing its slaves/)"
+        elif rel.endswith("/queue/rotational"):
+            what = "is the disk rotational? (queue/rotational)"
         else:
-            what = "sys/block, cpus online, dev/md and dev/disk/by-id links"
+            what = "sys/block, CPUs and NUMA nodes, the array directories, dev/md links"
         cats.setdefault(what, {})
         cats[what][call] = cats[what].get(call, 0) + 1
     return cats
@@ -581,17 +587,15 @@ def bench_syscalls(a, tmp, out):
     out.append(f"| **total** | **{tq}** | **{tp}** |")
     out.append(f"| minimum ({n} values read, none written) | {3 * n + 3} | {3 * n + 3} |\n")
     pr = rows["present"]
-    musl = pr.get("fcntl", 0) + pr.get("mmap", 0) + pr.get("munmap", 0)
     out.append(
-        f"Of the {tp} calls of `present`: {pr.get('readlink', 0)} are `readlink` from realpath(3) "
-        f"(`fs::canonicalize`, which confines every array and member path to `sys/`: one call "
-        f"per path component, {pr.get('readlink', 0) // a.arrays} per array here, fewer on a host "
-        f"whose root is `/`); {musl} are musl's libc at work ({pr.get('fcntl', 0)} `fcntl` "
-        f"setting FD_CLOEXEC after each `open` again, {pr.get('mmap', 0) + pr.get('munmap', 0)} "
-        f"`mmap`/`munmap` from its allocator handing memory back after each directory listing; "
-        f"a glibc build makes neither); the rest open, read and list what the inventory reads "
-        f"for the report and for `auto`: every md attribute, sync progress, level and state, "
-        f"each member's `slaves/`, `partition` and `mq/`.\n"
+        f"Of the {tp} calls of `present`, {pr.get('openat', 0) + pr.get('openat2', 0)} open a file or "
+        f"directory relative to an open directory (`openat`, and `openat2` for a path of several "
+        f"components that must hold no link), {pr.get('read', 0)} read (one per file), "
+        f"{pr.get('close', 0)} close, {pr.get('getdents64', 0)} list a directory (two calls per "
+        f"listing: entries, then the end), and {pr.get('readlinkat', 0)} read a link (udev's `dev/md` "
+        f"names, and where each followed link leads, from `/proc/self/fd`); the rest are the process, "
+        f"the input and the lock, and musl's allocator ({pr.get('mmap', 0) + pr.get('munmap', 0)} "
+        f"`mmap`/`munmap`; a glibc build makes none).\n"
     )
     out.append("Where the path-taking calls of the `present` run go (`strace -e trace=%file,%desc`):\n")
     out.append("| what | calls |")
@@ -619,15 +623,17 @@ def floor_facts(text):
     [(member, queues, role)])}."""
     facts = {}
     for line in text.splitlines():
-        name, *fields = line.split(" ")
+        name, *fields = line.split("\t")
         kv = dict(f.split("=", 1) for f in fields if "=" in f)
-        values = {k: v for k, v in kv.items() if k in SETTINGS}
+        # As mdtune reads them: "500000 (local)" is 500000, "200000 (system)" is system.
+        values = {k: "system" if v.endswith("(system)") else v.split(" ")[0]
+                  for k, v in kv.items() if k in SETTINGS}
         members = []
         for m in filter(None, kv["members"].split(",")):
-            name, queues, role, _rotational = m.split(":")[:4]
+            member, queues, role, _rotational = m.split(":")[:4]
             state, slot = role.split("/")
             active = "in_sync" in state.split(",") and slot.isdigit() and "faulty" not in state
-            members.append((name, int(queues), "active" if active else role))
+            members.append((member, int(queues), "active" if active else role))
         members.sort()
         facts[name] = (kv["devname"], re.sub("[^0-9a-f]", "", kv["uuid"]), kv["level"], kv["state"], values,
                        kv["sync"].split("/")[0], members)

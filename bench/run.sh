@@ -5,10 +5,12 @@
 #      that replays its answer), through real ansible-playbook
 #   3. Salt: mdtune.managed vs sysfs.present, masterless salt-call, with idempotency
 #   4. system calls of a converged run (strace -c) against the minimum the job needs
+#   5. the floor: mdtune's query and converged present on 64 arrays against a program that reads
+#      exactly what the answer needs (bench/floor/sysfs_floor.rs): time, CPU, system calls
 # Usage: bench/run.sh [bench.py options], e.g. --sections scaling,syscalls --rounds 5
 # Needs: Rust with the x86_64-unknown-linux-musl target, python3, strace, and the venv with
 # ansible-core and salt (${MDTUNE_VENV:-.venv}; .ci/setup-python.sh creates it). Takes about
-# three minutes on 2 CPUs; the fake roots go to /dev/shm when it has 4 GB free (about 1.7 GB used).
+# six minutes on 2 CPUs; the fake roots go to /dev/shm when it has 4 GB free (about 1.7 GB used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${MDTUNE_VENV:-$PWD/.venv}

@@ -4,7 +4,10 @@
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
-//! chroots run against a fake root. This module does no policy: it does not decide what to write.
+//! chroots run against a fake root. [`Root::new`] refuses a root whose top-level directories
+//! ([`TOP_LEVEL`]) lead out of it; the inventory then reads under `sys/` through directory
+//! handles confined to its real path (`crate::dirfd`), the persisted files and writes by path.
+//! This module does no policy: it does not decide what to write.
 
 pub use crate::values::{
     kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
@@ -156,12 +159,19 @@ impl Root {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(outside(path));
         };
-        if !dir.exists() {
-            return Ok(None);
-        }
-        match self.confine_to_root(dir) {
-            Some(real) => Ok(Some(real.join(name))),
-            None => Err(outside(path)),
+        // One open and one readlink of /proc/self/fd, instead of a realpath(3) walk that asks
+        // about every component of the root's own path (it runs once per array).
+        const ENOTDIR: i32 = 20;
+        const ELOOP: i32 = 40;
+        match Dir::open_within(dir, &self.base) {
+            Ok(real) => Ok(Some(real.path().join(name))),
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP)) =>
+            {
+                Ok(None)
+            }
+            Err(_) => Err(outside(path)),
         }
     }
 
@@ -213,7 +223,7 @@ fn outside(path: &Path) -> io::Error {
 }
 
 /// Reads a small file as text, by path (the read-back after a write, the persisted files; the
-/// inventory reads through [`Dir`]).
+/// inventory reads through directory handles, `crate::dirfd`).
 ///
 /// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
 /// resolve the directory once with [`Root::confine`], so a file in it cannot lead out of the root.

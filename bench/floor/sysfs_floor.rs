@@ -152,9 +152,9 @@ fn main() {
         let devname: Vec<&str> =
             devnames.iter().filter(|(t, _)| t == md).map(|(_, n)| n.as_str()).collect();
         out.push_str(&format!(
-            "{md} devname={} uuid={uuid} level={level} state={state} metadata={metadata} {} sync={} reshape={reshape} members={}\n",
+            "{md}\tdevname={}\tuuid={uuid}\tlevel={level}\tstate={state}\tmetadata={metadata}\t{}\tsync={}\treshape={reshape}\tmembers={}\n",
             devname.join(","),
-            values.join(" "),
+            values.join("\t"),
             sync.join("/"),
             queues.join(",")
         ));

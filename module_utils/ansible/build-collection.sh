@@ -15,7 +15,7 @@
 # Binaries: one per CPU architecture, each the first of these that exists, in binaries/mdtune-<arch>:
 #   x86_64   target/x86_64-unknown-linux-musl, target/x86_64-unknown-linux-gnu, target/release
 #   aarch64  target/aarch64-unknown-linux-musl, target/aarch64-unknown-linux-gnu
-#   ppc64le  target/powerpc64le-unknown-linux-musl, target/powerpc64le-unknown-linux-gnu
+#   ppc64le  target/powerpc64le-unknown-linux-musl, target/powerpc64le-unknown-linux-gnu (static glibc)
 # (.../release/mdtune each, under $CARGO_TARGET_DIR when set; bench/build-release.sh builds them). A binary that needs a glibc newer
 # than 2.31 is refused (a plain `cargo build` on this Debian needs 2.34): build it statically
 # (musl) or with bench/build-release.sh.
@@ -101,8 +101,27 @@ elf_arch() {
     *) echo unknown ;;
   esac
 }
-# The newest glibc symbol version a binary needs (empty for a static binary).
+# True if and only if an ELF binary asks for a program interpreter (PT_INTERP): it is dynamically
+# linked. A static binary (musl, or static glibc as the ppc64le build) needs no libc on the host.
+is_dynamic() {
+  "$python" - "$1" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    data = f.read()
+end = "<" if data[5] == 1 else ">"
+if data[4] == 2:  # 64-bit
+    phoff, = struct.unpack_from(end + "Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from(end + "HH", data, 0x36)
+else:
+    phoff, = struct.unpack_from(end + "I", data, 0x1C)
+    phentsize, phnum = struct.unpack_from(end + "HH", data, 0x2A)
+types = [struct.unpack_from(end + "I", data, phoff + i * phentsize)[0] for i in range(phnum)]
+sys.exit(0 if 3 in types else 1)
+PY
+}
+# The newest glibc symbol version a dynamically linked binary needs (empty for a static binary).
 glibc_needed() {
+  is_dynamic "$1" || return 0
   { LC_ALL=C grep -aoE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' "$1" || true; } | sort -uV | tail -1 | sed 's/^GLIBC_//'
 }
 max_glibc=2.31
