@@ -629,14 +629,21 @@ def udev_checks(run):
 
     def u5():
         assert "mdtune" not in run.fact("u5.rules"), f"the rule is still there after the revert: {run.fact('u5.rules')}"
+        reloaded("u5a")
         got = [run.val("u5.reassembled", f"md0/{a}") for a in ("group_thread_cnt", "stripe_cache_size")]
         expect(got, ["0", "256"], "kernel md0 after the re-assembly following the revert (defaults)")
         assert run.val("u5.reassembled", "md0/sync_speed_min").endswith("(system)"), "md0 sync_speed_min after revert + re-assembly"
         assert int(run.fact("u5.udevtest.lines")) > 10, "harness: udevadm test printed (almost) nothing"
         expect(run.fact("u5.udevtest.mdtune"), "0", "mdtune commands in udevadm test after the revert")
 
+    def reloaded(tag):
+        # Issue 12: with root / and udevd running, persist and revert reload udev's rules and say so.
+        text = json.dumps(run.result(tag).get("persist"))
+        assert "udevadm control --reload" in text and "reloaded" in text, f"{tag}: persist does not report a udev reload: {text[:300]}"
+
     def u4():
         expect(run.rc("u4a"), 0, "persist exit status")
+        reloaded("u4a")
         for attr, want in PERSISTED["md0"].items():
             expect(run.val("u4.after", f"md0/{attr}"), want, f"kernel md0/{attr} after a re-assembly straight after persist")
 
@@ -663,8 +670,8 @@ def udev_checks(run):
         ("u1 udevadm test shows the rule's mdtune command (control for u5)", u1_udevtest),
         ("u3 change event during a resync: exit 0, nothing logged as error", u3_resync),
         ("u3 change event for an inactive array: exit 0, does nothing", u3_inactive),
-        ("u5 after revert: rule gone, re-assembly keeps defaults, udevadm test clean", u5),
-        ("u4 re-assembly straight after persist is tuned (rules reloaded)", u4),
+        ("u5 after revert: rule gone, udev reloaded, re-assembly keeps defaults, udevadm test clean", u5),
+        ("u4 persist reloads udev; a re-assembly straight after it is tuned", u4),
         ("u6 rule run time per event reported; events change nothing", u6),
     ]
 
