@@ -1,7 +1,9 @@
 //! The udev rule `persist` installs, and telling udevd that it changed.
 //!
-//! The rule runs `mdtune --udev %k` on md `change` events (on `add` the md/ files do not exist
-//! yet). udevd re-reads its rules by itself only when it checks their timestamps, at most every
+//! The rule runs `mdtune --udev %k` on md `change` events, which md sends when an array starts
+//! running, and on `add` events, which is all the real root's coldplug (`udevadm trigger
+//! --action=add`) sends for an array the initramfs assembled before `/etc` was there. A brand-new
+//! array's own `add` comes while it is inactive, when `--udev` does nothing. udevd re-reads its rules by itself only when it checks their timestamps, at most every
 //! 3 s and at its next event, so an array assembled right after `persist` could miss a new rule:
 //! after installing, changing or removing it, mdtune runs `udevadm control --reload` on the host
 //! itself (root `/`, udevd running), and with any other root reports what it would run.
@@ -19,17 +21,19 @@ pub const RELOAD_COMMAND: &str = "udevadm control --reload";
 /// udevd's control socket: it exists while udevd runs.
 const UDEV_CONTROL: &str = "/run/udev/control";
 
-/// The udev rule that runs `binary` (an absolute path on the target system): md devices only,
-/// `change` events only (on `add` the md/ files do not exist yet). mdtune reads before it
-/// writes, so the repeated events from mdadm's `watch` option cost reads only.
+/// The udev rule that runs `binary` (an absolute path on the target system): md devices only, on
+/// `change` (an array starts running) and `add` (coldplug of an array the initramfs assembled;
+/// a fresh array's own `add` finds it inactive). mdtune reads before it writes, so the repeated
+/// events from mdadm's `watch` option cost reads only.
 pub fn udev_rule(binary: &str) -> String {
     format!(
         "\
 # Installed by mdtune (persist: true); removed by state: reverted.
 # Re-applies the desired state saved in /etc/mdtune/mdtune.json to an md array whenever it
-# changes (assembly, re-assembly, reshape). mdtune compares before it writes, so the repeated
-# change events caused by mdadm's udev watch option cost reads only, never a write.
-SUBSYSTEM==\"block\", ACTION==\"change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\"disk\", TEST==\"md/level\", RUN+=\"{binary} --udev %k\"
+# changes (assembly, re-assembly, reshape) and at boot's coldplug (add), which is the only event
+# the real root sees for an array the initramfs assembled. mdtune compares before it writes, so
+# the repeated change events caused by mdadm's udev watch option cost reads only, never a write.
+SUBSYSTEM==\"block\", ACTION==\"add|change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\"disk\", TEST==\"md/level\", RUN+=\"{binary} --udev %k\"
 "
     )
 }

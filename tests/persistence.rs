@@ -105,7 +105,8 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
         0o755
     );
     let rule = fs::read_to_string(dir.join(RULE)).unwrap();
-    assert!(rule.contains("ACTION==\"change\""), "{rule}");
+    // change: an array starts running; add: coldplug of an array the initramfs assembled.
+    assert!(rule.contains("ACTION==\"add|change\""), "{rule}");
     assert!(
         rule.contains("RUN+=\"/usr/local/sbin/mdtune --udev %k\""),
         "{rule}"
