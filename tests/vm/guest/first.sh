@@ -142,18 +142,7 @@ mdt s10b '{"state":"reverted"}'
 # journal, a failed member and a spare (recovery frozen so it stays a spare). i4 md5: rotational
 # virtio-scsi disk, non-rotational one and NVMe (partitions); md8: non-rotational virtio-scsi disks
 # and NVMe.
-table() { echo "0 $(blockdev --getsz $1) linear $1 0"; }
-for i in 8 9 10; do
-  eval "d=\$DISK$i"
-  step dm-mdt$i dmsetup create --noudevsync mdt$i --table "$(table /dev/${d}p1)"
-done
-dmsetup mknodes
-step create-md3 mdadm --create /dev/md3 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
-  /dev/mapper/mdt8 /dev/mapper/mdt9 /dev/mapper/mdt10
-step create-md11 mdadm --create /dev/md11 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK8}p2 /dev/${DISK9}p2
-step create-md12 mdadm --create /dev/md12 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK10}p2 /dev/${DISK8}p3
-step create-md13 mdadm --create /dev/md13 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK9}p3 /dev/${DISK10}p3
-step create-md4 mdadm --create /dev/md4 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 /dev/md11 /dev/md12 /dev/md13
+stacked_layouts
 step create-md6 mdadm --create /dev/md6 --run --level=5 --raid-devices=4 --chunk=64 --assume-clean --metadata=1.2 \
   /dev/$DISK11 /dev/$DISK12 /dev/$DISK13 /dev/${DISK14}p3 --write-journal /dev/${DISK14}p2
 step fail-md6 mdadm /dev/md6 --fail /dev/${DISK14}p3

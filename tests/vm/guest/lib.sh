@@ -157,3 +157,21 @@ ATTRS="group_thread_cnt stripe_cache_size sync_speed_max sync_speed_min"
 export MDADM_NO_UDEV=1
 syslogd -O /tmp/messages -s 0 2>/dev/null || syslogd -O /tmp/messages
 touch /tmp/messages
+
+# The stacked layouts both boots build on DISK8-DISK10 (issue 11): md3, a raid5 over dm-linear
+# devices on their first partitions, and md4, a raid5 over the raid1 arrays md11-md13 of their
+# other partitions. The first boot sees them on plain NVMe disks, the second on multipath heads.
+stacked_layouts() {
+  table() { echo "0 $(blockdev --getsz $1) linear $1 0"; }
+  for i in 8 9 10; do
+    eval "d=\$DISK$i"
+    step dm-mdt$i dmsetup create --noudevsync mdt$i --table "$(table /dev/${d}p1)"
+  done
+  dmsetup mknodes
+  step create-md3 mdadm --create /dev/md3 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+    /dev/mapper/mdt8 /dev/mapper/mdt9 /dev/mapper/mdt10
+  step create-md11 mdadm --create /dev/md11 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK8}p2 /dev/${DISK9}p2
+  step create-md12 mdadm --create /dev/md12 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK10}p2 /dev/${DISK8}p3
+  step create-md13 mdadm --create /dev/md13 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK9}p3 /dev/${DISK10}p3
+  step create-md4 mdadm --create /dev/md4 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 /dev/md11 /dev/md12 /dev/md13
+}

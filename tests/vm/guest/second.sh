@@ -34,18 +34,7 @@ mdt y1 '{"arrays":[{"name":"md0"},{"name":"md2"}],"thread_policy":"auto"}'
 val y1.after md0 group_thread_cnt; val y1.after md2 group_thread_cnt
 
 # --- y11: dm-linear and nested arrays on partitions of multipath heads ----------------------------
-table() { echo "0 $(blockdev --getsz $1) linear $1 0"; }
-for i in 8 9 10; do
-  eval "d=\$DISK$i"
-  step dm-mdt$i dmsetup create --noudevsync mdt$i --table "$(table /dev/${d}p1)"
-done
-dmsetup mknodes
-step create-md3 mdadm --create /dev/md3 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
-  /dev/mapper/mdt8 /dev/mapper/mdt9 /dev/mapper/mdt10
-step create-md11 mdadm --create /dev/md11 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK8}p2 /dev/${DISK9}p2
-step create-md12 mdadm --create /dev/md12 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK10}p2 /dev/${DISK8}p3
-step create-md13 mdadm --create /dev/md13 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 /dev/${DISK9}p3 /dev/${DISK10}p3
-step create-md4 mdadm --create /dev/md4 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 /dev/md11 /dev/md12 /dev/md13
+stacked_layouts
 mdt y11 '{"arrays":[{"name":"md3"},{"name":"md4"}],"thread_policy":{"mode":"auto","max":64}}'
 for md in md3 md4; do val y11.after $md group_thread_cnt; done
 grep -iE 'mdtune|fail|error' /tmp/udevd.log | block udevd
