@@ -556,6 +556,18 @@ def issue11_checks(run):
         expect((s.get("before"), s.get("after")), (-1, 200000), "i7b system speed_limit_max before/after")
         expect(run.fact("neg.after"), "200000", "kernel speed_limit_max after i7b")
 
+    def i8_rollback_order():
+        expect(run.fact("i8.rofile"), "ok", "harness: read-only file bind-mounted over md2's sync_speed_max")
+        r = run.result("i8", rc=1)
+        expect(r.get("failed"), True, "i8 failed (md2's sync_speed_max is read-only)")
+        order = [(w.get("target"), w.get("setting")) for w in r.get("rolled_back", [])]
+        cache, threshold = ("md0", "stripe_cache_size"), ("md0", "preread_bypass_threshold")
+        assert cache in order and threshold in order, f"i8: md0's cache and threshold not both rolled back: {order}"
+        assert order.index(cache) < order.index(threshold), f"i8: threshold restored before the cache: {order}"
+        expect(r.get("not_restored", []), [], "i8 not_restored")
+        expect(run.val("i8.after", "md0/stripe_cache_size"), "4096", "kernel md0 stripe_cache_size after the rollback")
+        expect(run.val("i8.after", "md0/preread_bypass_threshold"), "2000", "kernel md0 preread_bypass_threshold after the rollback")
+
     checks = [
         ("i1 dm-linear on NVMe partitions as members resolve to the drives", i1_dm),
         ("i1 raid5 over raid1 arrays of partitions: queues of the drives below", i1_nested),
@@ -565,6 +577,7 @@ def issue11_checks(run):
         ("i6 IMSM: uuid from the md-uuid link, not the zero md/uuid", i6_uuid),
         ("i6 IMSM: stripe_cache_size with mdmon, skipped without, never hangs", i6_mdmon),
         ("i7 negative speed_limit_max does not abort the run", i7_negative),
+        ("i8 a failed write rolls back the stripe cache before the preread threshold", i8_rollback_order),
     ]
     if "q15.strace" in run.blocks or "vm.strace=1" in open(os.path.join(run.dir, "console.log"), errors="replace").read(4096):
         checks.append(("q15 query on real sysfs: time and system calls measured", lambda: q15(run)))

@@ -4,7 +4,8 @@
 #   s1-s10   the core contract on md0 (raid5, whole drives), md2 (raid5, partitions) and md1 (raid10)
 #   i1-i7    issue 11's layouts: dm-linear on partitions, raid5 over raid1 arrays, spare/journal/
 #            failed member, rotational and non-rotational virtio-scsi next to NVMe, a negative
-#            speed_limit_max, a running reshape (and, with udev running, IMSM with and without mdmon)
+#            speed_limit_max, a running reshape (and, with udev running, IMSM with and without mdmon);
+#            i8 a rollback that must restore the stripe cache before the preread threshold
 #   q15      (one kernel series) query's time and system calls on these arrays, real sysfs
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, change events during a resync and for an inactive array, revert,
@@ -166,6 +167,24 @@ mdt i7a '{"state":"query"}'
 mdt i7b '{"arrays":[{"name":"md0","sync_speed_max":"system"}],"speed_limit_max":200000}'
 fact neg.after "$(cat /proc/sys/dev/raid/speed_limit_max)"
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
+
+# i8 rollback in dependency order (issue 11 item 8): md0's stripe_cache_size and
+# preread_bypass_threshold are lowered, then md2's sync_speed_max cannot be written (a read-only
+# file bind-mounted over it: EROFS). The rollback must restore md0's cache before its threshold,
+# which the kernel refuses above the live cache.
+echo 4096 >/sys/block/md0/md/stripe_cache_size
+echo 2000 >/sys/block/md0/md/preread_bypass_threshold
+echo system >/sys/block/md2/md/sync_speed_max
+printf '200000 (system)\n' >/tmp/ro_speed
+if mount -o bind /tmp/ro_speed /sys/block/md2/md/sync_speed_max &&
+  mount -o remount,ro,bind /sys/block/md2/md/sync_speed_max; then
+  fact i8.rofile ok
+  mdt i8 '{"arrays":[{"name":"md0","stripe_cache_size":512,"preread_bypass_threshold":100},{"name":"md2","sync_speed_max":50000}]}'
+else
+  fact i8.rofile "bind mount failed"
+fi
+umount /sys/block/md2/md/sync_speed_max 2>/dev/null
+val i8.after md0 stripe_cache_size preread_bypass_threshold
 
 # q15 (issue 15): query's time and system calls on real sysfs, on one kernel series.
 if grep -qw vm.strace=1 /proc/cmdline; then
