@@ -6,5 +6,8 @@
 fn main() {
     mdtune::report::install_panic_hook();
     let words: Vec<String> = std::env::args().collect();
-    panic!("deliberate panic to test the hook ({} arguments)", words.len());
+    panic!(
+        "deliberate panic to test the hook ({} arguments)",
+        words.len()
+    );
 }
