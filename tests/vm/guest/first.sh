@@ -175,15 +175,17 @@ echo 200000 >/proc/sys/dev/raid/speed_limit_max
 echo 4096 >/sys/block/md0/md/stripe_cache_size
 echo 2000 >/sys/block/md0/md/preread_bypass_threshold
 echo system >/sys/block/md2/md/sync_speed_max
-printf '200000 (system)\n' >/tmp/ro_speed
-if mount -o bind /tmp/ro_speed /sys/block/md2/md/sync_speed_max &&
-  mount -o remount,ro,bind /sys/block/md2/md/sync_speed_max; then
+mkdir -p /tmp/i8ro
+printf '200000 (system)\n' >/tmp/i8ro/speed
+# busybox's remount finds the mount point in /proc/mounts by its real path (sys/block/md2 is a link)
+ro=$(readlink -f /sys/block/md2/md/sync_speed_max)
+if m=$(mount -o bind /tmp/i8ro/speed "$ro" 2>&1 && mount -o remount,ro,bind "$ro" 2>&1); then
   fact i8.rofile ok
   mdt i8 '{"arrays":[{"name":"md0","stripe_cache_size":512,"preread_bypass_threshold":100},{"name":"md2","sync_speed_max":50000}]}'
 else
-  fact i8.rofile "bind mount failed"
+  fact i8.rofile "bind mount failed: $m"
 fi
-umount /sys/block/md2/md/sync_speed_max 2>/dev/null
+umount "$ro" 2>/dev/null
 val i8.after md0 stripe_cache_size preread_bypass_threshold
 
 # q15 (issue 15): query's time and system calls on real sysfs, on one kernel series.
