@@ -5,7 +5,7 @@
 mod common;
 
 use common::fakeroot::{bench_host, demo_host};
-use common::{assert_same_values, bin, kernel_snapshot, run, run_args, scratch};
+use common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, run_args, scratch};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -147,13 +147,7 @@ fn a_run_that_cannot_get_the_lock_in_time_fails_clearly_and_writes_nothing() {
 fn a_run_waits_for_the_lock_and_then_proceeds() {
     let dir = scratch("lock-wait");
     let r = demo_host(&dir);
-    let held = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("run/mdtune.lock"))
-        .unwrap();
-    held.lock().unwrap();
+    let held = hold_lock(&dir);
     let release = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(400));
         drop(held);
@@ -171,13 +165,7 @@ fn a_run_waits_for_the_lock_and_then_proceeds() {
 fn check_mode_and_query_never_wait_for_the_lock() {
     let dir = scratch("lock-readonly");
     demo_host(&dir);
-    let held = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("run/mdtune.lock"))
-        .unwrap();
-    held.lock().unwrap();
+    let held = hold_lock(&dir);
     for extra in [json!({"check_mode": true}), json!({"state": "query"})] {
         let mut input =
             json!({"root": dir, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
@@ -202,11 +190,7 @@ fn a_udev_replay_takes_the_same_lock_and_gives_up_in_bounded_time() {
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     r.set_md("md0", "stripe_cache_size", "256");
-    let held = OpenOptions::new()
-        .write(true)
-        .open(dir.join("run/mdtune.lock"))
-        .unwrap();
-    held.lock().unwrap();
+    let held = hold_lock(&dir);
     let root = dir.display().to_string();
     let udev = || {
         Command::new(bin())

@@ -5,7 +5,7 @@
 mod common;
 
 use common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use common::{assert_same_values, bin, kernel_snapshot, run, scratch, snapshot};
+use common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -352,18 +352,6 @@ fn revert_keeps_a_binary_that_persist_did_not_install() {
     for f in [STATE, RULE, "etc/mdtune/installed.json"] {
         assert!(!dir.join(f).exists(), "{f} left after revert");
     }
-}
-
-/// Holds the host lock, as another run would.
-fn hold_lock(dir: &Path) -> fs::File {
-    let held = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("run/mdtune.lock"))
-        .unwrap();
-    held.lock().unwrap();
-    held
 }
 
 #[test]

@@ -66,6 +66,19 @@ impl Run {
     }
 }
 
+/// Holds the host lock (`run/mdtune.lock`, created if missing), as another run would, until the
+/// returned file is dropped.
+pub fn hold_lock(dir: &Path) -> std::fs::File {
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("run/mdtune.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    held
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mdtune")
 }
