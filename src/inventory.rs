@@ -8,6 +8,7 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
+use crate::device::Devices;
 use crate::dirfd::Dir;
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
@@ -274,14 +275,11 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, "dev/md", "");
-    let mut topology = Topology::new(root.sys(), &block, &block_names);
+    let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
-        // md/ (a real directory, never a link) is not an md device.
-        let Ok(dir) = block.follow(name, root.sys()) else {
-            continue;
-        };
-        let Ok(Some(md)) = dir.sub("md") else {
+        // md/ is not an md device.
+        let Some((dir, md)) = topology.array(name) else {
             continue;
         };
         let mut names = devnames.get(name).cloned().unwrap_or_default();
