@@ -3,7 +3,8 @@
 //! through the `ffi` block below; this is the only `unsafe` code in the crate. `crate::dirfd`
 //! builds directory handles on them.
 
-use std::ffi::CString;
+use std::cell::RefCell;
+use std::ffi::c_char;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -66,18 +67,40 @@ pub(crate) const O_DIRECTORY: i32 = 0o200000;
 const O_CLOEXEC: i32 = 0o2000000;
 const AT_FDCWD: i32 = -100;
 
-/// A name as C wants it; a NUL byte (which no kernel name has) is refused.
-pub(crate) fn c_name(name: &str) -> io::Result<CString> {
-    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+thread_local! {
+    /// The bytes of the path of the call being made, reused: building a path allocates nothing
+    /// once the buffer has grown to the longest path.
+    static PATH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with `parts` joined with `/` as a NUL-terminated C string. A NUL byte (which no
+/// kernel name has) is refused.
+fn with_c_path<R>(parts: &[&str], f: impl FnOnce(*const c_char) -> R) -> io::Result<R> {
+    PATH.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.clear();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                buf.push(b'/');
+            }
+            buf.extend_from_slice(part.as_bytes());
+        }
+        if buf.contains(&0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"));
+        }
+        buf.push(0);
+        Ok(f(buf.as_ptr().cast()))
+    })
 }
 
 /// `openat(dir, name, flags | O_CLOEXEC)`; `dir` `None` is the current directory.
 pub(crate) fn open_at(dir: Option<BorrowedFd<'_>>, name: &str, flags: i32) -> io::Result<OwnedFd> {
-    let name = c_name(name)?;
     let dirfd = dir.map_or(AT_FDCWD, |d| d.as_raw_fd());
     // SAFETY: `name` is a NUL-terminated string that outlives the call; `dirfd` is AT_FDCWD or
     // a descriptor borrowed for the call; no mode is read since O_CREAT is never passed.
-    let fd = unsafe { ffi::openat(dirfd, name.as_ptr(), flags | O_CLOEXEC) };
+    let fd = with_c_path(&[name], |name| unsafe {
+        ffi::openat(dirfd, name, flags | O_CLOEXEC)
+    })?;
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -108,27 +131,26 @@ pub(crate) fn have_openat2() -> bool {
 /// EPERM from a seccomp filter that does not know it), which is remembered.
 fn openat2(
     dir: BorrowedFd<'_>,
-    path: &str,
+    path: &[&str],
     flags: i32,
     resolve: u64,
 ) -> io::Result<Option<OwnedFd>> {
     if !have_openat2() {
         return Ok(None);
     }
-    let c_path = c_name(path)?;
     // struct open_how { u64 flags; u64 mode; u64 resolve; }
     let how: [u64; 3] = [u64::from((flags | O_CLOEXEC) as u32), 0, resolve];
     // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
     // both outlive the call; the descriptor is borrowed for it.
-    let fd = unsafe {
+    let fd = with_c_path(path, |c_path| unsafe {
         ffi::syscall(
             SYS_OPENAT2,
             std::ffi::c_long::from(dir.as_raw_fd()),
-            c_path.as_ptr(),
+            c_path,
             how.as_ptr(),
             std::mem::size_of_val(&how),
         )
-    };
+    })?;
     if let Ok(fd) = i32::try_from(fd) {
         if fd >= 0 {
             // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
@@ -148,7 +170,7 @@ fn openat2(
 /// Opens the relative `path` (several components) in `dir` when no component is a symlink, so it
 /// is inside `dir`: one `openat2(RESOLVE_NO_SYMLINKS)`, or, without it, [`walk_no_symlinks`].
 pub(crate) fn open_no_symlinks(dir: BorrowedFd<'_>, path: &str, flags: i32) -> io::Result<OwnedFd> {
-    match openat2(dir, path, flags, RESOLVE_NO_SYMLINKS)? {
+    match openat2(dir, &[path], flags, RESOLVE_NO_SYMLINKS)? {
         Some(fd) => Ok(fd),
         None => walk_no_symlinks(dir, path, flags),
     }
@@ -166,13 +188,13 @@ pub(crate) fn walk_no_symlinks(dir: BorrowedFd<'_>, path: &str, flags: i32) -> i
     open_at(Some(at), last, flags | O_NOFOLLOW)
 }
 
-/// Opens the relative `path` in `dir`, following its links, only as far as resolving it stays
-/// inside `dir`: one `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, which fails with EXDEV
+/// Opens the relative path `path` (its parts joined with `/`) in `dir`, following its links,
+/// only as far as resolving it stays inside `dir`: one `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, which fails with EXDEV
 /// for a `..` or a link that would leave `dir` and for an absolute link. `Ok(None)` when the
 /// kernel has no `openat2`: the caller must then confine the path itself.
 pub(crate) fn open_under(
     dir: BorrowedFd<'_>,
-    path: &str,
+    path: &[&str],
     flags: i32,
 ) -> io::Result<Option<OwnedFd>> {
     openat2(dir, path, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
@@ -180,18 +202,17 @@ pub(crate) fn open_under(
 
 /// `readlinkat(dir, name)`: the text of the link, not resolved, read into a stack buffer.
 pub(crate) fn read_link_at(dir: Option<BorrowedFd<'_>>, name: &str) -> io::Result<PathBuf> {
-    let name = c_name(name)?;
     let mut buf = [0u8; 4096];
     // SAFETY: `name` is NUL-terminated; `buf` is writable for `buf.len()` bytes; the kernel
     // writes at most that many and returns the count.
-    let n = unsafe {
+    let n = with_c_path(&[name], |name| unsafe {
         ffi::readlinkat(
             dir.map_or(AT_FDCWD, |d| d.as_raw_fd()),
-            name.as_ptr(),
+            name,
             buf.as_mut_ptr().cast(),
             buf.len(),
         )
-    };
+    })?;
     let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
     if n == buf.len() {
         const ENAMETOOLONG: i32 = 36;

@@ -12,7 +12,7 @@
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
 //! calls per link. Both ways give the same answers; `tests/layouts.rs` runs the layouts both ways.
 
-use crate::dirfd::Dir;
+use crate::dirfd::{trimmed, Dir};
 use std::io;
 use std::path::PathBuf;
 
@@ -52,7 +52,7 @@ impl<'a> Devices<'a> {
     /// The md device `name` of `sys/block` and its `md/` directory, open; `None` when it has no
     /// `md/` or leads out of `sys/` (not an md device of this host).
     pub(crate) fn array(&self, name: &str) -> Option<(Device, Dir)> {
-        match self.sys.dir_under(&format!("block/{name}/md")) {
+        match self.sys.dir_under(&["block", name, "md"]) {
             Ok(md) => md.map(|md| (self.at(name, format!("block/{name}")), md)),
             Err(e) if e.kind() == io::ErrorKind::Unsupported => {
                 let dir = self.block.follow(name, self.sys.path()).ok()?;
@@ -89,10 +89,10 @@ impl<'a> Devices<'a> {
     pub(crate) fn disk_of(&self, dev: &Device) -> io::Result<Option<Device>> {
         match &dev.at {
             At::Path(p) => {
-                if !self.sys.exists_under(&format!("{p}/partition"))? {
+                if !self.sys.exists_under(&[p, "partition"])? {
                     return Ok(None);
                 }
-                let disk = self.sys.real_under(&format!("{p}/.."), self.sys.path())?;
+                let disk = self.sys.real_under(&[p, ".."], self.sys.path())?;
                 Ok(disk.map(open))
             }
             At::Open(dir) => Ok(dir
@@ -106,16 +106,16 @@ impl<'a> Devices<'a> {
     /// The trimmed text of file `file` (a name or a path such as `queue/rotational`) under `dev`.
     pub(crate) fn read(&self, dev: &Device, file: &str) -> io::Result<Option<String>> {
         let text = match &dev.at {
-            At::Path(p) => self.sys.read_under(&format!("{p}/{file}"))?,
+            At::Path(p) => self.sys.read_under(&[p, file])?,
             At::Open(dir) => dir.read(file).ok().flatten(),
         };
-        Ok(text.map(|t| t.trim().to_string()))
+        Ok(text.map(trimmed))
     }
 
     /// The entry names of subdirectory `sub` of `dev`, sorted; empty when it is absent.
     pub(crate) fn list(&self, dev: &Device, sub: &str) -> io::Result<Vec<String>> {
         match &dev.at {
-            At::Path(p) => self.sys.list_under(&format!("{p}/{sub}")),
+            At::Path(p) => self.sys.list_under(&[p, sub]),
             At::Open(dir) => Ok(dir
                 .sub(sub)
                 .ok()
@@ -137,7 +137,7 @@ impl<'a> Devices<'a> {
     ) -> io::Result<(u64, u64)> {
         match &dev.at {
             At::Path(p) => {
-                let path = format!("{p}/{sub}");
+                let path = [p.as_str(), sub];
                 match self.sys.subdirs_under(&path)? {
                     Some(n) => Ok((n, n)),
                     None => self.sys.count_under(&path, pick),

@@ -3,7 +3,7 @@
 //! A [`Dir`] is an open directory whose real path is known to lie inside a confining directory
 //! (the root's `sys/`, or the root). Everything in it is reached relative to its descriptor:
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
-//! with one `read` into a stack buffer; subdirectories are opened the same way; directories are
+//! with one `read` into one reused page; subdirectories are opened the same way; directories are
 //! listed with `getdents64` into one reused buffer. Only a link that must be followed
 //! (`sys/block/md0`, `md/dev-nvme0n1/block`, `slaves/dm-0`) is resolved: opened once, and its real
 //! path, as the kernel reports it in `/proc/self/fd`, checked against the confining directory.
@@ -26,6 +26,8 @@ use crate::sysfs::O_NOFOLLOW;
 const DENTS_BUFFER: usize = 32 * 1024;
 
 thread_local! {
+    /// The one page every file read goes into first (zeroed once, not per read).
+    static PAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// The one buffer every directory listing reuses.
     static DENTS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
@@ -53,10 +55,13 @@ fn parse_dents(mut records: &[u8], f: &mut dyn FnMut(&str)) {
 /// Reads what is left of `file` with one `read` for anything under 4 KiB (every sysfs and procfs
 /// attribute): no `fstat`, no `lseek`. A longer file takes more reads.
 fn read_all(mut file: File) -> io::Result<Vec<u8>> {
-    let mut page = [0u8; 4096];
-    let n = file.read(&mut page)?;
-    let mut bytes = page[..n].to_vec();
-    if n == page.len() {
+    let (n, mut bytes) = PAGE.with(|page| -> io::Result<_> {
+        let mut page = page.borrow_mut();
+        page.resize(4096, 0);
+        let n = file.read(&mut page)?;
+        Ok((n, page[..n].to_vec()))
+    })?;
+    if n == 4096 {
         file.read_to_end(&mut bytes)?;
     }
     Ok(bytes)
@@ -64,6 +69,16 @@ fn read_all(mut file: File) -> io::Result<Vec<u8>> {
 
 fn utf8(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
+/// `text` without its leading and trailing whitespace (a sysfs value's newline), reusing its
+/// allocation when nothing leads.
+pub(crate) fn trimmed(mut text: String) -> String {
+    text.truncate(text.trim_end().len());
+    match text.len() - text.trim_start().len() {
+        0 => text,
+        lead => text.split_off(lead),
+    }
 }
 
 /// Reads a small file by path, not following a link in its last component: for callers that
@@ -225,14 +240,15 @@ impl Dir {
 }
 
 /// Paths below a directory through links: `sys/` reaches a member's queues as
-/// `block/md0/md/dev-nvme0n1/block/mq` without opening a directory on the way. Each is one
+/// `block/md0/md/dev-nvme0n1/block/mq` without opening a directory on the way. A path is given
+/// in parts, joined with `/` without allocating (`["block/md0/md/dev-sda/block", "mq"]`). Each is one
 /// `openat2(RESOLVE_BENEATH)`, which the kernel keeps inside this directory. Every one of them
 /// fails with kind `Unsupported` on a kernel without `openat2` (before 5.6): the caller then
 /// opens each directory on the way with [`Dir::follow`], which checks where it leads.
 impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
     /// kind `PermissionDenied` when resolving it would leave this directory.
-    fn open_under(&self, path: &str, flags: i32) -> io::Result<Option<OwnedFd>> {
+    fn open_under(&self, path: &[&str], flags: i32) -> io::Result<Option<OwnedFd>> {
         const ENOENT: i32 = 2;
         const ENOTDIR: i32 = 20;
         const EXDEV: i32 = 18;
@@ -247,7 +263,7 @@ impl Dir {
                 io::ErrorKind::PermissionDenied,
                 format!(
                     "{} leads out of {}",
-                    self.path.join(path).display(),
+                    self.path.join(path.join("/")).display(),
                     self.path.display()
                 ),
             )),
@@ -256,7 +272,7 @@ impl Dir {
     }
 
     /// The text of the file at `path` below this directory; `Ok(None)` when it is absent.
-    pub(crate) fn read_under(&self, path: &str) -> io::Result<Option<String>> {
+    pub(crate) fn read_under(&self, path: &[&str]) -> io::Result<Option<String>> {
         match self.open_under(path, 0)? {
             Some(fd) => utf8(read_all(File::from(fd))?).map(Some),
             None => Ok(None),
@@ -264,30 +280,30 @@ impl Dir {
     }
 
     /// Whether `path` below this directory exists (opened `O_PATH`: nothing is read).
-    pub(crate) fn exists_under(&self, path: &str) -> io::Result<bool> {
+    pub(crate) fn exists_under(&self, path: &[&str]) -> io::Result<bool> {
         Ok(self.open_under(path, O_PATH)?.is_some())
     }
 
     /// The directory at `path` below this one, open; its path is this one's joined with `path`
     /// (the links in it are not resolved).
-    pub(crate) fn dir_under(&self, path: &str) -> io::Result<Option<Dir>> {
+    pub(crate) fn dir_under(&self, path: &[&str]) -> io::Result<Option<Dir>> {
         Ok(self.open_under(path, O_DIRECTORY)?.map(|fd| Dir {
             fd,
-            path: self.path.join(path),
+            path: self.path.join(path.join("/")),
         }))
     }
 
     /// The real directory at `path` below this one, as [`Dir::follow`] gives it: its real path
     /// is the kernel's name for it (a partition's disk, `.../dev-nvme0n1p1/block/..`).
-    pub(crate) fn real_under(&self, path: &str, within: &Path) -> io::Result<Option<Dir>> {
+    pub(crate) fn real_under(&self, path: &[&str], within: &Path) -> io::Result<Option<Dir>> {
         match self.open_under(path, O_DIRECTORY)? {
-            Some(fd) => confined(fd, &self.path.join(path), within).map(Some),
+            Some(fd) => confined(fd, &self.path.join(path.join("/")), within).map(Some),
             None => Ok(None),
         }
     }
 
     /// The entry names of the directory at `path` below this one, sorted; empty when absent.
-    pub(crate) fn list_under(&self, path: &str) -> io::Result<Vec<String>> {
+    pub(crate) fn list_under(&self, path: &[&str]) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
         if let Some(fd) = self.open_under(path, O_DIRECTORY)? {
             for_each_in(&fd, &mut |name| names.push(name.to_string()))?;
@@ -298,7 +314,7 @@ impl Dir {
 
     /// How many subdirectories the directory at `path` below this one has, from its link count
     /// (see [`subdirs`]); `Ok(None)` when it is absent or its link count does not tell.
-    pub(crate) fn subdirs_under(&self, path: &str) -> io::Result<Option<u64>> {
+    pub(crate) fn subdirs_under(&self, path: &[&str]) -> io::Result<Option<u64>> {
         match self.open_under(path, O_PATH | O_DIRECTORY)? {
             Some(fd) => subdirs(fd),
             None => Ok(None),
@@ -306,7 +322,11 @@ impl Dir {
     }
 
     /// As [`Dir::count_sub`], for the directory at `path` below this one.
-    pub(crate) fn count_under(&self, path: &str, pick: fn(&str) -> bool) -> io::Result<(u64, u64)> {
+    pub(crate) fn count_under(
+        &self,
+        path: &[&str],
+        pick: fn(&str) -> bool,
+    ) -> io::Result<(u64, u64)> {
         let (mut all, mut picked) = (0, 0);
         if let Some(fd) = self.open_under(path, O_DIRECTORY)? {
             for_each_in(&fd, &mut |entry| {
@@ -490,15 +510,23 @@ mod tests {
         // Needs openat2 (Linux 5.6+): without it every call below fails "openat2 is not
         // available" (tests/layouts.rs checks that the layouts read the same either way).
         assert_eq!(
-            sys_dir.read_under("block/disk0/size").unwrap().as_deref(),
+            sys_dir
+                .read_under(&["block/disk0/size"])
+                .unwrap()
+                .as_deref(),
             Some("8\n")
         );
-        assert_eq!(sys_dir.read_under("block/disk0/none").unwrap(), None);
-        assert_eq!(sys_dir.subdirs_under("block/disk0/mq").unwrap(), Some(2));
-        assert_eq!(sys_dir.list_under("block/disk0/mq").unwrap(), ["0", "1"]);
-        assert!(sys_dir.exists_under("block/disk0/mq/1").unwrap());
+        assert_eq!(sys_dir.read_under(&["block/disk0", "none"]).unwrap(), None);
+        assert_eq!(
+            sys_dir.subdirs_under(&["block/disk0", "mq"]).unwrap(),
+            Some(2)
+        );
+        assert_eq!(sys_dir.list_under(&["block/disk0/mq"]).unwrap(), ["0", "1"]);
+        assert!(sys_dir
+            .exists_under(&["block", "disk0", "mq", "1"])
+            .unwrap());
         let real = sys_dir
-            .real_under("block/disk0/mq/..", &sys)
+            .real_under(&["block/disk0/mq/.."], &sys)
             .unwrap()
             .unwrap();
         assert_eq!(real.path(), sys.join("devices/disk0"));
@@ -507,10 +535,18 @@ mod tests {
             "block/absolute/size",
             "block/disk0/../../../elsewhere",
         ] {
-            let e = sys_dir.exists_under(out).unwrap_err();
+            let e = sys_dir.exists_under(&[out]).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{out}: {e}");
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn values_are_trimmed_in_place() {
+        assert_eq!(trimmed("4096\n".into()), "4096");
+        assert_eq!(trimmed(" 500000 (local)\n".into()), "500000 (local)");
+        assert_eq!(trimmed("\n".into()), "");
+        assert_eq!(trimmed(String::new()), "");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! never decides what should change.
 
 use crate::device::Devices;
-use crate::dirfd::Dir;
+use crate::dirfd::{trimmed, Dir};
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
 use crate::topology::Topology;
@@ -319,7 +319,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
 /// Fills in what `md/` says about the array, of the tunables only `attrs`.
 fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
-        Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
+        Ok(trimmed(read_opt(md, f)?.unwrap_or_default()))
     };
     // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
     a.uuid = read_opt(md, "uuid")?
@@ -347,7 +347,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         a.values.insert(attr, v);
     }
     if let Some(action) = read_opt(md, "sync_action")? {
-        let action = action.trim().to_string();
+        let action = trimmed(action);
         if action == "reshape" {
             a.reshape = Some("sync_action is reshape".into());
         }

@@ -22,7 +22,7 @@
 //! touching the rules.
 
 use crate::device::{leads_out, Device, Devices};
-use crate::dirfd::Dir;
+use crate::dirfd::{trimmed, Dir};
 use crate::kernel;
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
@@ -400,7 +400,7 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
 /// A small file's text under an open directory (a member's `state`, `slot`), trimmed; `None`
 /// when it cannot be read. No component of `name` is followed if it is a link.
 fn read_text(dir: &Dir, name: &str) -> Option<String> {
-    dir.read(name).ok().flatten().map(|t| t.trim().to_string())
+    dir.read(name).ok().flatten().map(trimmed)
 }
 
 #[cfg(test)]
