@@ -112,7 +112,7 @@ echo "shipped binaries (the smallest passing build of each architecture):"
 for arch in x86_64 aarch64 ppc64le; do
   if [ -z "${best[$arch]:-}" ]; then
     echo "  $arch: FAIL: no build passed its checks"; status=1
-  elif [ "$arch" != ppc64le ] && [ $((best_bytes[$arch] / 1024)) -gt $goal_kib ]; then
+  elif [ "$arch" != ppc64le ] && [ "${best_bytes[$arch]}" -gt $((goal_kib * 1024)) ]; then
     echo "  $arch: ${best[$arch]}: FAIL: over the $goal_kib KiB goal"; status=1
   else
     echo "  $arch: ${best[$arch]}"
