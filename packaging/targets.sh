@@ -49,8 +49,8 @@ static_target_ready() {
 # Every static binary is built with std rebuilt from source for size (-Z build-std) and without
 # std's default features (-Z build-std-features=), which drops std's backtrace printer (about
 # 210 KiB) while the panic hook still prints the JSON failure object (examples/panic_report.rs
-# proves it in each x86_64 build). Measured: x86_64 musl 762 -> 535 KB, aarch64 musl
-# 660 -> 464 KB, ppc64le static glibc 1717 -> 1452 KB.
+# proves it in each x86_64 build). Measured: x86_64 musl 767 -> 535 KB, aarch64 musl
+# 662 -> 464 KB, ppc64le static glibc 1717 -> 1452 KB.
 #
 # Why RUSTC_BOOTSTRAP=1: -Z build-std is still unstable, so cargo accepts it only from a nightly
 # toolchain, or from a stable one told to allow unstable flags. We take the stable release the
