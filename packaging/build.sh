@@ -81,7 +81,8 @@ elif ! [ -f "$vendor" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; the
   rm -rf "$work/vendor-tree" && mkdir -p "$work/vendor-tree"
   # Offline from cargo's cache when it holds every crate, else from crates.io.
   vendor_cmd=(env RUSTC_BOOTSTRAP=1 cargo vendor --locked --quiet --sync "$std/Cargo.toml" "$work/vendor-tree/vendor")
-  "${vendor_cmd[@]}" --offline >/dev/null 2>&1 || "${vendor_cmd[@]}" >/dev/null || die "cargo vendor failed"
+  "${vendor_cmd[@]}" --offline >/dev/null 2>&1 ||
+    { rm -rf "$work/vendor-tree/vendor" && "${vendor_cmd[@]}" >/dev/null; } || die "cargo vendor failed"
   tar -C "$work/vendor-tree" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
     -czf "$vendor" vendor
   echo "$lock_sum" >"$stamp"
