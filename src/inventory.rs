@@ -8,6 +8,7 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
+use crate::device::Devices;
 use crate::dirfd::Dir;
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
@@ -166,11 +167,25 @@ pub struct Inventory {
 }
 
 /// What to read beyond the arrays themselves.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Scope {
     /// Read only this array (the udev path); `None` reads them all.
     pub only: Option<String>,
     pub speed_limits: Vec<SpeedLimit>,
+    /// The tunable attributes to read on every array (three system calls each): a run reads
+    /// those it may plan, not all seven.
+    pub attrs: Vec<Attr>,
+}
+
+impl Default for Scope {
+    /// Every array, no system limit, every tunable attribute.
+    fn default() -> Scope {
+        Scope {
+            only: None,
+            speed_limits: Vec::new(),
+            attrs: Attr::ALL.to_vec(),
+        }
+    }
 }
 
 fn read_err(path: &Path, source: io::Error) -> InventoryError {
@@ -260,14 +275,11 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, "dev/md", "");
-    let mut topology = Topology::new(root.sys(), &block, &block_names);
+    let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
-        // md/ (a real directory, never a link) is not an md device.
-        let Ok(dir) = block.follow(name, root.sys()) else {
-            continue;
-        };
-        let Ok(Some(md)) = dir.sub("md") else {
+        // md/ is not an md device.
+        let Some((dir, md)) = topology.array(name) else {
             continue;
         };
         let mut names = devnames.get(name).cloned().unwrap_or_default();
@@ -277,7 +289,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             devnames: names,
             ..Array::default()
         };
-        match read_array(&mut array, &md) {
+        match read_array(&mut array, &md, &scope.attrs) {
             Ok(()) => array.members = topology.members(&dir, &md),
             // This array is going away or prints what the kernel would not: skip it, not the run.
             Err(e) if e.skips_array() => array.unreadable = Some(e.to_string()),
@@ -304,8 +316,8 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     Ok(inv)
 }
 
-/// Fills in what `md/` says about the array.
-fn read_array(a: &mut Array, md: &Dir) -> Result<(), InventoryError> {
+/// Fills in what `md/` says about the array, of the tunables only `attrs`.
+fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
         Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
     };
@@ -316,7 +328,7 @@ fn read_array(a: &mut Array, md: &Dir) -> Result<(), InventoryError> {
     a.level = text("level")?;
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
-    for attr in Attr::ALL {
+    for &attr in attrs {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
         let Some(t) = read_opt(md, attr.name())? else {
             continue;
