@@ -580,29 +580,147 @@ def issue11_checks(run):
         ("i8 a failed write rolls back the stripe cache before the preread threshold", i8_rollback_order),
     ]
     if "q15.strace" in run.blocks or "vm.strace=1" in open(os.path.join(run.dir, "console.log"), errors="replace").read(4096):
-        checks.append(("q15 query on real sysfs: time and system calls measured", lambda: q15(run)))
+        checks.append(("q15 query vs the floor program on real sysfs: same arrays found, time and system calls measured", lambda: q15(run)))
     return checks
 
 
-def q15(run):
-    marks = run.marks()
-    times = sorted(marks[f"q15.{n}.end"] - marks[f"q15.{n}.start"] for n in range(1, 6)
-                   if f"q15.{n}.end" in marks and f"q15.{n}.start" in marks)
-    assert len(times) == 5, f"only {len(times)} of 5 timed query runs in the kernel log marks"
-    expect(run.fact("q15.strace.rc"), "0", "strace -c mdtune exit status")
-    total = calls = None
-    per = {}
-    for line in run.block("q15.strace"):
+Q15_SETTINGS = ("group_thread_cnt", "stripe_cache_size", "sync_speed_max")  # bench/bench.py's
+Q15_ROUNDS = 7
+
+
+def strace_counts(lines, what):
+    """{system call: calls} and the total from an `strace -c` summary."""
+    per, total = {}, None
+    for line in lines:
         f = line.split()
         if len(f) >= 5 and f[-1] == "total":
-            calls = int(f[3])
+            total = int(f[3])
         elif len(f) >= 5 and f[0][0].isdigit():
             per[f[-1]] = int(f[3])
-    assert calls, f"no total line in strace -c's summary: {run.block('q15.strace')[-3:]}"
-    top = ", ".join(f"{k} {v}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:6])
-    INFO.append(f"info  {run.label:<32} q15 query on {run.fact('q15.arrays')} arrays, real sysfs: median "
-                f"{times[len(times) // 2] * 1000:.1f} ms (min {times[0] * 1000:.1f}, max {times[-1] * 1000:.1f}) "
-                f"per run under TCG; {calls} system calls under strace -f -c ({top})")
+    assert total, f"{what}: no total line in strace -c's summary: {lines[-3:]}"
+    expect(sum(per.values()), total, f"{what}: strace -c's calls per system call add up to its total")
+    return per, total
+
+
+def md_role(state, slot):
+    """The role md shows for a member's dev-*/state and slot, as mdtune names it (src/topology.rs)."""
+    flags = state.split(",")
+    if "faulty" in flags:
+        return "faulty"
+    if "journal" in flags or slot == "journal":
+        return "journal"
+    if slot.isdigit():
+        return "active" if "in_sync" in flags else "replacement" if "replacement" in flags else "rebuilding"
+    if slot:
+        return "spare"
+    return "active" if "in_sync" in flags else "spare" if "spare" in flags else "unknown"
+
+
+def floor_arrays(lines):
+    """What bench/floor/sysfs_floor.rs printed, one line per array: {array: fields, "members": [...]}.
+    A member is NAME:MQ_DIRS:STATE/SLOT:ROTATIONAL[:stacked]; STATE is a comma list, and members
+    are joined by commas too, so a piece that does not start a member continues the state."""
+    found = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        name, *fields = line.split("\t")
+        kv = dict(f.split("=", 1) for f in fields if "=" in f)
+        assert "members" in kv, f"floor line without members=: {line!r}"
+        pieces = []
+        for piece in kv["members"].split(",") if kv["members"] else []:
+            if re.match(r"^[\w.-]+:\d+:", piece) or not pieces:
+                pieces.append(piece)
+            else:
+                pieces[-1] += "," + piece
+        members = []
+        for piece in pieces:
+            m = re.match(r"^([\w.-]+):(\d+):([^/]*)/([^:]*):([^:]*)(:stacked)?$", piece)
+            assert m, f"floor: member {piece!r} of {name} unreadable"
+            members.append({"name": m.group(1), "mq": int(m.group(2)), "role": md_role(m.group(3), m.group(4)),
+                            "rotational": m.group(5) == "1", "stacked": bool(m.group(6))})
+        kv["members"] = members
+        found[name] = kv
+    return found
+
+
+def same_work(floor, answer):
+    """Asserts that the floor found what mdtune's query reports: the same arrays, devname, uuid,
+    level, values of the reported settings, members with their roles and (for members that are
+    not stacked) queue counts. Returns the members whose queues the floor did not read: it lists a
+    stacked device's slaves/ but does not follow them to the drives below, as mdtune must."""
+    mine = {a["name"]: a for a in answer.get("arrays", [])}
+    expect(sorted(floor), sorted(mine), "q15: arrays the floor found vs mdtune's query")
+    stacked = []
+    for name, a in mine.items():
+        f = floor[name]
+        expect(f["devname"], a.get("devname") or "", f"q15 {name}: devname, floor vs mdtune")
+        expect(re.sub("[^0-9a-f]", "", f["uuid"]), re.sub("[^0-9a-f]", "", a.get("uuid") or ""), f"q15 {name}: uuid, floor vs mdtune")
+        expect(f["level"], a.get("level"), f"q15 {name}: level, floor vs mdtune")
+        settings = a.get("settings", {})
+        for attr in Q15_SETTINGS:
+            skipped = any(s.get("setting") == attr for s in a.get("skipped", []))
+            assert attr in settings or skipped, f"q15 {name}: mdtune neither reports nor skips {attr}"
+            if attr in settings:
+                raw = f.get(attr, "")
+                value = "system" if raw.endswith("(system)") else raw.split(" ")[0]
+                expect(value, str(settings[attr].get("before")), f"q15 {name}/{attr}: floor read vs mdtune's before")
+        theirs = {m["name"]: m for m in f["members"]}
+        ours = {m["name"]: m for m in a.get("members", [])}
+        expect(sorted(theirs), sorted(ours), f"q15 {name}: members, floor vs mdtune")
+        for member, m in ours.items():
+            t = theirs[member]
+            expect(t["role"], m.get("role"), f"q15 {name}/{member}: role, floor (state/slot) vs mdtune")
+            if t["stacked"]:
+                stacked.append(f"{name}/{member}")
+                continue
+            queues = 1 if t["rotational"] else t["mq"]
+            expect(queues, m.get("hw_queues"), f"q15 {name}/{member}: queues, floor (mq/, rotational) vs mdtune")
+    return stacked
+
+
+def q15(run):
+    """Issue 15: mdtune's query against the floor program on the guest's arrays, real sysfs."""
+    expect(run.fact("q15.floor.rc").strip(), "0", "sysfs_floor exit status (and stderr)")
+    floor = floor_arrays(run.block("q15.floor"))
+    answer = run.result("q15")
+    expect(len(floor), int(run.fact("q15.arrays")), "q15: arrays the floor found vs /sys/block/md*/md")
+    stacked = same_work(floor, answer)
+    rcs = dict(w.split("=") for w in run.fact("q15.rcs").split())
+    expect(len(rcs), 2 * Q15_ROUNDS, f"q15: timed runs recorded ({sorted(rcs)})")
+    bad = {k: v for k, v in rcs.items() if v != "0"}
+    expect(bad, {}, "q15: timed runs that did not exit 0")
+    marks = run.marks()
+    times = {}
+    for who in ("mdtune", "floor"):
+        missing = [n for n in range(1, Q15_ROUNDS + 1)
+                   if f"q15.{who}.{n}.start" not in marks or f"q15.{who}.{n}.end" not in marks]
+        assert not missing, f"q15: no kernel log marks around {who} runs {missing}"
+        times[who] = sorted(marks[f"q15.{who}.{n}.end"] - marks[f"q15.{who}.{n}.start"] for n in range(1, Q15_ROUNDS + 1))
+        assert all(t > 0 for t in times[who]), f"q15: {who} runs of no time: {times[who]}"
+    expect(run.fact("q15.strace.rc"), "0", "strace -f -c mdtune exit status")
+    expect(run.fact("q15.floor.strace.rc"), "0", "strace -f -c sysfs_floor exit status")
+    calls = {"mdtune": strace_counts(run.block("q15.strace"), "q15 mdtune"),
+             "floor": strace_counts(run.block("q15.floor.strace"), "q15 floor")}
+
+    def med(who):
+        return times[who][len(times[who]) // 2] * 1000
+
+    def figures(who):
+        t, (per, total) = times[who], calls[who]
+        top = ", ".join(f"{k} {v}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:6])
+        return (f"{who} {med(who):.1f} ms ({t[0] * 1000:.1f}-{t[-1] * 1000:.1f}), "
+                f"{total} system calls ({top})")
+
+    members = sum(len(f["members"]) for f in floor.values())
+    INFO.append(f"info  {run.label:<32} q15 query vs the floor, {len(floor)} arrays ({members} members), real sysfs, "
+                f"TCG, median (min-max) of {Q15_ROUNDS} interleaved runs each; calls: strace -f -c of one run")
+    for who in ("mdtune", "floor"):
+        INFO.append(f"info  {run.label:<32} q15   {figures(who)}")
+    INFO.append(f"info  {run.label:<32} q15   mdtune / floor: time {med('mdtune') / med('floor'):.2f}x, "
+                f"system calls {calls['mdtune'][1] / calls['floor'][1]:.2f}x; both found the same arrays, "
+                f"members, roles, values and queues, except the {len(stacked)} stacked members whose "
+                f"slaves/ the floor lists but does not follow (mdtune counts the drives below): {' '.join(stacked)}")
 
 
 def udev_checks(run):
