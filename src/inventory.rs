@@ -166,11 +166,25 @@ pub struct Inventory {
 }
 
 /// What to read beyond the arrays themselves.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Scope {
     /// Read only this array (the udev path); `None` reads them all.
     pub only: Option<String>,
     pub speed_limits: Vec<SpeedLimit>,
+    /// The tunable attributes to read on every array (three system calls each): a run reads
+    /// those it may plan, not all seven.
+    pub attrs: Vec<Attr>,
+}
+
+impl Default for Scope {
+    /// Every array, no system limit, every tunable attribute.
+    fn default() -> Scope {
+        Scope {
+            only: None,
+            speed_limits: Vec::new(),
+            attrs: Attr::ALL.to_vec(),
+        }
+    }
 }
 
 fn read_err(path: &Path, source: io::Error) -> InventoryError {
@@ -277,7 +291,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             devnames: names,
             ..Array::default()
         };
-        match read_array(&mut array, &md) {
+        match read_array(&mut array, &md, &scope.attrs) {
             Ok(()) => array.members = topology.members(&dir, &md),
             // This array is going away or prints what the kernel would not: skip it, not the run.
             Err(e) if e.skips_array() => array.unreadable = Some(e.to_string()),
@@ -304,8 +318,8 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     Ok(inv)
 }
 
-/// Fills in what `md/` says about the array.
-fn read_array(a: &mut Array, md: &Dir) -> Result<(), InventoryError> {
+/// Fills in what `md/` says about the array, of the tunables only `attrs`.
+fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
         Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
     };
@@ -316,7 +330,7 @@ fn read_array(a: &mut Array, md: &Dir) -> Result<(), InventoryError> {
     a.level = text("level")?;
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
-    for attr in Attr::ALL {
+    for &attr in attrs {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
         let Some(t) = read_opt(md, attr.name())? else {
             continue;

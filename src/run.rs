@@ -12,6 +12,8 @@ use crate::report::{self, Persist, Report};
 use crate::rule;
 use crate::spec::{Spec, State};
 use crate::sysfs::Root;
+use crate::values::Attr;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -171,11 +173,24 @@ impl Refusal {
     }
 }
 
-/// What a `present` or `query` run reads.
+/// What a `present` or `query` run reads: the attributes its entries name, `group_thread_cnt`
+/// (the thread policy may set it on any array) and `stripe_cache_size` (holds and the kernel's
+/// cap on `preread_bypass_threshold` look at the live one).
 pub(crate) fn scope(spec: &Spec) -> Scope {
+    let named: BTreeSet<Attr> = spec
+        .arrays
+        .iter()
+        .flat_map(|e| e.settings.keys().copied())
+        .collect();
     Scope {
         only: spec.only.clone(),
         speed_limits: spec.speed_limits.keys().copied().collect(),
+        attrs: Attr::ALL
+            .into_iter()
+            .filter(|a| {
+                named.contains(a) || matches!(a, Attr::GroupThreadCnt | Attr::StripeCacheSize)
+            })
+            .collect(),
     }
 }
 
@@ -258,8 +273,8 @@ fn note_failed_reload(report: &mut Report) {
 fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let originals = Originals::load(root).map_err(stop(Exit::Failed))?;
     let scope = Scope {
-        only: None,
         speed_limits: originals.limits(),
+        ..Scope::default()
     };
     let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
     let mut plan = originals.revert_plan(&inv);
