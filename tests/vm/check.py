@@ -7,7 +7,8 @@ Reads the records the guest scripts printed in each boot (see tests/vm/guest/lib
 scenario against what the guest itself read from sysfs, prints one line per check and ends with
 "N passed, N failed". Exit status 0 only when nothing failed. A boot that did not finish fails
 its "boot" check and every scenario check whose records are missing. Lines starting with "info"
-are measurements (time per boot phase, the rule's time per event, query's system calls), not checks.
+are measurements (time per boot phase, the rule's time per event, query's time and system calls
+next to the floor program's), not checks.
 """
 import json
 import os
