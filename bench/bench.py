@@ -54,7 +54,7 @@ def timed(argv, **kw):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         raise SystemExit(f"bench: {' '.join(map(str, argv))} exited {p.returncode}")
-    return dt, ru.ru_utime + ru.ru_stime
+    return dt, ru.ru_utime + ru.ru_stime, ru.ru_stime
 
 
 class Stats:
@@ -83,6 +83,7 @@ def side_by_side(contenders, rounds, before_each=None):
     """
     samples = {name: [] for name, _ in contenders}
     cpu = {name: [] for name, _ in contenders}
+    kernel = {name: [] for name, _ in contenders}
     for r in range(rounds):
         # Rotate the order each round so no contender always runs first (cold caches, CPU boost).
         order = contenders[r % len(contenders):] + contenders[: r % len(contenders)]
@@ -91,13 +92,15 @@ def side_by_side(contenders, rounds, before_each=None):
                 before_each(name)
             t = fn()
             if isinstance(t, tuple):
-                t, c = t
+                t, c, k = t
                 cpu[name].append(c)
+                kernel[name].append(k)
             samples[name].append(t)
     stats = {name: Stats(s) for name, s in samples.items()}
     for name, c in cpu.items():
         if c:
             stats[name].cpu = Stats(c)
+            stats[name].kernel = Stats(kernel[name])
     return stats
 
 
@@ -270,7 +273,9 @@ nocows = true
 MDTUNE_PLAY = """- hosts: all
   gather_facts: false
   tasks:
-    - name: tune md arrays ({module})
+{tasks}"""
+
+MDTUNE_TASK = """    - name: tune md arrays ({module}, {n})
       {module}:
         root: "{{{{ root }}}}"
         arrays:
@@ -299,6 +304,10 @@ SHELL_PLAY = """- hosts: all
 """
 
 
+# The contenders that are one binary module, each run as `--ansible-tasks` identical tasks.
+MODULE_CONTENDERS = ("mdtune", "floor", "replay", "size", "answer")
+
+
 def bench_ansible(a, tmp, out):
     venv_bin = os.path.join(a.venv, "bin")
     playbook = os.path.join(venv_bin, "ansible-playbook")
@@ -315,17 +324,28 @@ def bench_ansible(a, tmp, out):
     with open(answer, "w") as f:
         f.write(run([a.bin[0][1], write_json(os.path.join(d, "args.json"), mdtune_input(root))]).stdout)
     build_floor(os.path.join(d, "library", "replay"), replay=answer, pad=a.bin[0][1])
+    # Apart: mdtune's size with the empty module's answer, and mdtune's answer from a tiny module.
+    empty_answer, no_pad = os.path.join(d, "empty-answer.json"), os.path.join(d, "no-pad")
+    with open(empty_answer, "w") as f:
+        f.write('{"changed": false}\n')
+    open(no_pad, "w").close()
+    build_floor(os.path.join(d, "library", "size"), replay=empty_answer, pad=a.bin[0][1])
+    build_floor(os.path.join(d, "library", "answer"), replay=answer, pad=no_pad)
     with open(os.path.join(d, "ansible.cfg"), "w") as f:
         f.write(ANSIBLE_CFG.format(tmp=d, here=a.here, python=os.path.join(venv_bin, "python")))
     with open(os.path.join(d, "hosts.ini"), "w") as f:
         f.write(f"localhost ansible_connection=local root={root}\n")
     settings = "\n".join(f"            {k}: {v}" for k, v in SETTINGS.items())
-    plays = {
-        "mdtune": MDTUNE_PLAY.format(module="mdtune", settings=settings),
-        "floor": MDTUNE_PLAY.format(module="floor", settings=settings),
-        "replay": MDTUNE_PLAY.format(module="replay", settings=settings),
-        "shell": SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS)),
-    }
+    k = a.ansible_tasks
+
+    def module_play(m, tasks):
+        return MDTUNE_PLAY.format(tasks="".join(MDTUNE_TASK.format(module=m, n=i + 1, settings=settings)
+                                                for i in range(tasks)))
+    # One task each for the whole-playbook comparison; k tasks each for the cost per task.
+    plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay")}
+    plays["shell"] = SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS))
+    per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS}
+    plays.update({name: module_play(m, k) for name, m in per_task_plays.items()})
     for name, text in plays.items():
         with open(os.path.join(d, f"{name}.yml"), "w") as f:
             f.write(text)
@@ -348,16 +368,18 @@ def bench_ansible(a, tmp, out):
             raise SystemExit(f"bench: ansible-playbook {name}.yml was not a converged, successful run:\n{text[-3000:]}")
         with open(timer) as f:
             task_times[name].append(json.load(f)["tasks"])
-        return dt, ru.ru_utime + ru.ru_stime
+        return dt, ru.ru_utime + ru.ru_stime, ru.ru_stime
 
     # Warm-up (and proof that each one is converged): one run each, not counted.
     for name in plays:
-        if name in a.ansible_contenders.split(","):
+        if name in a.ansible_contenders.split(",") or per_task_plays.get(name) in a.ansible_contenders.split(","):
             play(name)
     for v in task_times.values():
         v.clear()
     log(f"ansible: {a.ansible_contenders} x {a.ansible_rounds} rounds")
-    names = [n for n in ("mdtune", "shell", "floor", "replay") if n in a.ansible_contenders.split(",")]
+    wanted = a.ansible_contenders.split(",")
+    names = [n for n in ("mdtune", "shell", "floor", "replay") if n in wanted]
+    names += [n for n, m in per_task_plays.items() if m in wanted]
     stats = side_by_side([(n, (lambda n=n: play(n))) for n in names], a.ansible_rounds,
                          before_each=lambda _: kernelize(root))
     tasks = {n: Stats(v) for n, v in task_times.items() if v}
@@ -385,7 +407,7 @@ def bench_ansible(a, tmp, out):
     out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     labels = {"mdtune": "mdtune (1 task)", "shell": f"shell idiom (2 tasks, {2 * n_items} loop items)",
               "floor": "floor (empty module)", "replay": "replay (mdtune's size and answer, no work)"}
-    for name in names:
+    for name in (n for n in names if n in labels):
         st, tt = stats[name], tasks[name]
         out.append(f"| {labels[name]} | {st.s()} ({st.spread_s()}) | {tt.ms(0)} ({tt.spread_ms(0)}) | {st.cpu.s()} "
                    f"| {st.median / fl.median:.2f}x | {tt.median / tf.median:.2f}x | {st.cpu.median / fl.cpu.median:.2f}x |")
@@ -407,7 +429,48 @@ def bench_ansible(a, tmp, out):
         goals.append(f"at least 8x faster than the shell idiom: playbook {s.median / m.median:.1f}x, "
                      f"tasks {ts.median / tm.median:.1f}x ({'met' if s.median / m.median >= 8 else 'NOT met'})")
     out.append("\nGoals: " + "; ".join(goals) + ". " + per_task + "\n")
+    out.extend(per_task_table(per_task_plays, tasks, k, d, answer))
     return stats, tasks
+
+
+def per_task_table(per_task_plays, tasks, k, d, answer):
+    """The cost of one task: plays of k identical tasks of each binary module, so Ansible's own
+    start-up and the play's spread weigh k times less than in a one-task play."""
+    rows = {m: tasks[name] for name, m in per_task_plays.items() if name in tasks}
+    if "floor" not in rows or "mdtune" not in rows:
+        return []
+    each = {m: st.median / k for m, st in rows.items()}
+    fl = each["floor"]
+    size = os.path.getsize
+    what = {
+        "mdtune": "mdtune",
+        "floor": f"floor: the empty module ({size(os.path.join(d, 'library', 'floor'))} bytes)",
+        "replay": f"replay: mdtune's size ({size(os.path.join(d, 'library', 'replay'))} bytes) and answer "
+                  f"({size(answer)} bytes), no work",
+        "size": f"size: mdtune's size, the empty module's answer",
+        "answer": f"answer: a {size(os.path.join(d, 'library', 'answer'))}-byte module printing mdtune's answer",
+    }
+    out = [f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
+           f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n",
+           "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for m in MODULE_CONTENDERS:
+        if m in rows:
+            st = rows[m]
+            out.append(f"| {what[m]} | {each[m] * 1e3:.1f} | {st.ms(0)} ({st.spread_ms(0)}) | "
+                       f"{each[m] / fl:.2f}x | {(each[m] - fl) * 1e3:+.1f} |")
+    ratio = each["mdtune"] / fl
+    line = (f"\nPer task within 1.15x of an empty binary module: {'met' if ratio <= 1.15 else 'NOT met'} "
+            f"({ratio:.2f}x, {(each['mdtune'] - fl) * 1e3:+.1f} ms)")
+    if "replay" in each:
+        line += (f"; of the difference, a module of mdtune's size and answer accounts for "
+                 f"{(each['replay'] - fl) * 1e3:+.1f} ms")
+        if "size" in each and "answer" in each:
+            line += (f" (the size alone {(each['size'] - fl) * 1e3:+.1f} ms, the answer alone "
+                     f"{(each['answer'] - fl) * 1e3:+.1f} ms)")
+        line += f", and mdtune's own run for {(each['mdtune'] - each['replay']) * 1e3:+.1f} ms"
+    out.append(line + ".\n")
+    return out
 
 
 # --- 3. Salt ----------------------------------------------------------------------------------------
@@ -661,15 +724,16 @@ def bench_floor(a, tmp, out):
     kernelize(root)
     floor = build_sysfs_floor(os.path.join(tmp, "sysfs_floor"))
     floor_argv = [floor, root] + list(SETTINGS)
+    floor_links_argv = [floor, "--mq-links", root] + list(SETTINGS)
     # Honesty check: the floor found what mdtune's answer says, array by array.
     query = write_json(os.path.join(tmp, "floor-query.json"), mdtune_input(root, "query"))
     present = write_json(os.path.join(tmp, "floor-present.json"), mdtune_input(root, "present"))
     got, want = floor_facts(run(floor_argv).stdout), mdtune_facts(mdtune_once(a.bin[0][1], query))
-    if got != want:
+    if got != want or floor_facts(run(floor_links_argv).stdout) != want:
         diff = [k for k in sorted(set(got) | set(want)) if got.get(k) != want.get(k)][:3]
         raise SystemExit(f"bench: the floor and mdtune disagree on {diff}: {[got.get(k) for k in diff]} "
                          f"vs {[want.get(k) for k in diff]}")
-    contenders = [("floor", floor_argv)] + [
+    contenders = [("floor", floor_argv), ("floor, mq/ by link count", floor_links_argv)] + [
         (f"{label} {state}", [path, args]) for label, path in a.bin for state, args in (("query", query), ("present", present))]
     counts = {name: strace_summary(strace, argv, os.path.join(tmp, f"floor-{i}.strace"))
               for i, (name, argv) in enumerate(contenders)}
@@ -691,12 +755,36 @@ def bench_floor(a, tmp, out):
         f"sync action, every member's queues and role). Built static (musl) like mdtune. {a.rounds} rounds, "
         f"interleaved; *calls* is `strace -f -c` of one run (system calls, start-up included).\n"
     )
-    out.append("| run | ms (median, min-max) | CPU ms | calls | ms / floor | CPU / floor | calls / floor |")
-    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    fl2 = stats["floor, mq/ by link count"]
+    out.append("| run | ms (median, min-max) | CPU ms | of it kernel ms | calls | ms / floor | CPU / floor "
+               "| calls / floor | CPU / floor by link count |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, _ in contenders:
         st, c = stats[name], sum(counts[name].values())
-        out.append(f"| {name} | {st.ms(2)} ({st.spread_ms(2)}) | {st.cpu.ms(1)} | {c} | {st.median / fl.median:.2f}x "
-                   f"| {st.cpu.median / fl.cpu.median:.2f}x | {c / fc:.2f}x |")
+        out.append(f"| {name} | {st.ms(2)} ({st.spread_ms(2)}) | {st.cpu.ms(1)} | {st.kernel.ms(1)} | {c} "
+                   f"| {st.median / fl.median:.2f}x | {st.cpu.median / fl.cpu.median:.2f}x | {c / fc:.2f}x "
+                   f"| {st.cpu.median / fl2.cpu.median:.2f}x |")
+    # Where the time goes: the floor is almost all kernel time, a few microseconds per call.
+    per_call = fl.kernel.median / fc
+    goals = []
+    for label, state, goal in (("query", "query", 0.020), ("converged present", "present", 0.025)):
+        name = f"{a.bin[0][0]} {state}"
+        if name not in stats:
+            continue
+        st, c = stats[name], sum(counts[name].values())
+        verdict = "met" if st.median <= goal else "NOT met"
+        goals.append(f"- `{label}` within {goal * 1e3:.0f} ms: {verdict} ({st.ms(1)} ms; {c} calls, of which "
+                     f"the kernel time at the floor's {per_call * 1e6:.2f} us per call alone is "
+                     f"{c * per_call * 1e3:.1f} ms; {goal * 1e3:.0f} ms would need at most "
+                     f"{int(goal / per_call)} calls at that cost, or that cost cut to "
+                     f"{goal / c * 1e6:.2f} us per call for these {c}).")
+    out.append(
+        f"\nWhere the time goes: the floor spends {fl.kernel.ms(1)} of its {fl.cpu.ms(1)} CPU ms "
+        f"({fl.kernel.median / fl.cpu.median:.0%}) in the kernel, {per_call * 1e6:.2f} us per system call "
+        f"on this machine (its {fc} calls); counting `mq/` by link count instead of listing it takes "
+        f"its CPU from {fl.cpu.ms(1)} to {fl2.cpu.ms(1)} ms. Goals of issue 15 on this machine:\n")
+    out.extend(goals)
+    out.append("")
     calls = sorted({c for v in counts.values() for c in v}, key=lambda c: -max(v.get(c, 0) for v in counts.values()))
     out.append("\nSystem calls by name (`strace -f -c`):\n")
     out.append("| system call | " + " | ".join(name for name, _ in contenders) + " |")
@@ -738,7 +826,9 @@ def main():
     ap.add_argument("--arrays", type=int, default=8, help="arrays on the Ansible, Salt and strace host")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--ansible-rounds", type=int, default=6)
-    ap.add_argument("--ansible-contenders", default="mdtune,shell,floor,replay")
+    ap.add_argument("--ansible-contenders", default="mdtune,shell,floor,replay,size,answer")
+    ap.add_argument("--ansible-tasks", type=int, default=10,
+                    help="identical tasks per play for the binary-module contenders (per-task cost)")
     ap.add_argument("--salt-rounds", type=int, default=5)
     ap.add_argument("--out", required=True)
     ap.add_argument("--title", default="mdtune benchmark results")

@@ -8,7 +8,8 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
-use crate::dirfd::Dir;
+use crate::device::Devices;
+use crate::dirfd::{trimmed, Dir};
 use crate::kernel;
 use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
 use crate::topology::Topology;
@@ -274,14 +275,11 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, "dev/md", "");
-    let mut topology = Topology::new(root.sys(), &block, &block_names);
+    let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
-        // md/ (a real directory, never a link) is not an md device.
-        let Ok(dir) = block.follow(name, root.sys()) else {
-            continue;
-        };
-        let Ok(Some(md)) = dir.sub("md") else {
+        // md/ is not an md device.
+        let Some((dir, md)) = topology.array(name) else {
             continue;
         };
         let mut names = devnames.get(name).cloned().unwrap_or_default();
@@ -321,7 +319,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
 /// Fills in what `md/` says about the array, of the tunables only `attrs`.
 fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
-        Ok(read_opt(md, f)?.unwrap_or_default().trim().to_string())
+        Ok(trimmed(read_opt(md, f)?.unwrap_or_default()))
     };
     // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
     a.uuid = read_opt(md, "uuid")?
@@ -349,7 +347,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         a.values.insert(attr, v);
     }
     if let Some(action) = read_opt(md, "sync_action")? {
-        let action = action.trim().to_string();
+        let action = trimmed(action);
         if action == "reshape" {
             a.reshape = Some("sync_action is reshape".into());
         }

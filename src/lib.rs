@@ -14,6 +14,8 @@
 
 pub mod apply;
 pub mod auto;
+mod calls;
+mod device;
 mod dirfd;
 pub mod entry;
 pub mod hold;

@@ -17,15 +17,17 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
 //!
 //! The output is a plain [`Member`] per member, which `plan` reads without touching a
-//! filesystem. Every read goes through the four helpers at the bottom (`read_text`, `list`, `sub`,
-//! `real`), relative to directories opened once (`crate::dirfd`), so the I/O can be swapped
-//! without touching the rules.
+//! filesystem. Every read of a device goes through `crate::device`, which reaches it from `sys/`
+//! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
+//! touching the rules.
 
-use crate::dirfd::Dir;
+use crate::device::{leads_out, Device, Devices};
+use crate::dirfd::{trimmed, Dir};
 use crate::kernel;
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 /// What md uses a member for, from `md/dev-<m>/state` and `md/dev-<m>/slot` (`state_show`,
 /// `slot_show` in md.c).
@@ -149,31 +151,33 @@ const MAX_DEPTH: usize = 16;
 
 /// Follows members down the block stack, remembering each device so shared paths are read once.
 pub(crate) struct Topology<'a> {
-    /// The real path of `sys/`: every device directory must stay inside it.
-    sys: &'a Path,
-    /// `sys/block`, open (NVMe path devices are reached through it).
-    block: &'a Dir,
+    /// How devices are reached and read, confined to `sys/`.
+    devices: Devices<'a>,
     /// The names in `sys/block` (NVMe path devices are found among them).
     block_names: &'a [String],
-    cache: HashMap<PathBuf, Resolved>,
+    /// Each device's answer, by kernel name (unique on a host).
+    cache: HashMap<String, Resolved>,
 }
 
 impl<'a> Topology<'a> {
-    pub(crate) fn new(sys: &'a Path, block: &'a Dir, block_names: &'a [String]) -> Topology<'a> {
+    pub(crate) fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
         Topology {
-            sys,
-            block,
+            devices,
             block_names,
             cache: HashMap::new(),
         }
     }
 
-    /// Every member of the array whose device directory is `dir` and whose `md/` is `md`:
-    /// from `md/dev-*/block` with their roles, or from `slaves/` (role unknown) when md lists
-    /// none.
-    pub(crate) fn members(&mut self, dir: &Dir, md: &Dir) -> Vec<Member> {
+    /// The md device `name` and its `md/` directory (see [`Devices::array`]).
+    pub(crate) fn array(&self, name: &str) -> Option<(Device, Dir)> {
+        self.devices.array(name)
+    }
+
+    /// Every member of the array `array` whose `md/` is `md`: from `md/dev-*/block` with their
+    /// roles, or from `slaves/` (role unknown) when md lists none.
+    pub(crate) fn members(&mut self, array: &Device, md: &Dir) -> Vec<Member> {
         let mut members = Vec::new();
-        for entry in list(md) {
+        for entry in md.list().unwrap_or_default() {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };
@@ -181,22 +185,24 @@ impl<'a> Topology<'a> {
                 read_text(md, &format!("{entry}/state")).as_deref(),
                 read_text(md, &format!("{entry}/slot")).as_deref(),
             );
-            members.push(self.member(name, md, &format!("{entry}/block"), role));
+            members.push(self.member(name, array, &format!("md/{entry}/block"), role));
         }
         if members.is_empty() {
-            if let Some(slaves) = sub(dir, "slaves") {
-                for name in list(&slaves) {
-                    members.push(self.member(&name, &slaves, &name, Role::Unknown));
-                }
+            for name in self.devices.list(array, "slaves").unwrap_or_default() {
+                members.push(self.member(&name, array, &format!("slaves/{name}"), Role::Unknown));
             }
         }
         members
     }
 
-    /// Member `name`, reached through the link `link` in `from`.
-    fn member(&mut self, name: &str, from: &Dir, link: &str, role: Role) -> Member {
-        let Some(dir) = real(from, link, self.sys) else {
-            return unresolved(name, role, &from.path().join(link));
+    /// Member `name`, reached through the link `link` under the array `array`.
+    fn member(&mut self, name: &str, array: &Device, link: &str, role: Role) -> Member {
+        let unresolved = || {
+            let path = self.devices.path(array).join(link);
+            unresolved(name, role, &path)
+        };
+        let Ok(dev) = self.devices.below(array, link, name) else {
+            return unresolved();
         };
         let mut m = Member {
             name: name.to_string(),
@@ -206,99 +212,146 @@ impl<'a> Topology<'a> {
             ..Member::default()
         };
         // The member itself was checked for a partition here; its disk is checked again below.
-        let (disk, checked) = match disk_of(&dir, self.sys) {
-            Some(disk) => (disk, false),
-            None => (dir, true),
+        let (disk, checked) = match self.devices.disk_of(&dev) {
+            Ok(Some(disk)) => (disk, false),
+            Ok(None) => (dev, true),
+            Err(e) if leads_out(&e) => return unresolved(),
+            Err(_) => (dev, true),
         };
-        let device = disk.name();
         match self.resolve(&disk, 0, checked) {
             Ok(leaves) => {
                 m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
                 m.note = rotational_note(&leaves);
-                let direct = leaves.len() == 1 && leaves[0].name == device;
+                let direct = leaves.len() == 1 && leaves[0].name == disk.name;
                 if !direct {
                     m.paths = leaves;
                 }
             }
             Err(why) => m.problem = Some(why),
         }
-        m.device = Some(device);
+        m.device = Some(disk.name);
         m
     }
 
     /// What `dev` resolves to; `whole` when it is already known not to be a partition.
-    fn resolve(&mut self, dev: &Dir, depth: usize, whole: bool) -> Resolved {
-        if let Some(r) = self.cache.get(dev.path()) {
+    fn resolve(&mut self, dev: &Device, depth: usize, whole: bool) -> Resolved {
+        if let Some(r) = self.cache.get(&dev.name) {
             return r.clone();
         }
-        let r = self.resolve_uncached(dev, depth, whole);
-        self.cache.insert(dev.path().to_path_buf(), r.clone());
+        let r = self
+            .resolve_uncached(dev, depth, whole)
+            .map_err(|why| match why {
+                Why::LeadsOut => format!(
+                    "{}: {} does not resolve inside sys/",
+                    dev.name,
+                    self.devices.path(dev).display()
+                ),
+                Why::Said(why) => why,
+            });
+        self.cache.insert(dev.name.clone(), r.clone());
         r
     }
 
-    fn resolve_uncached(&mut self, dev: &Dir, depth: usize, whole: bool) -> Resolved {
-        let name = dev.name();
+    fn resolve_uncached(
+        &mut self,
+        dev: &Device,
+        depth: usize,
+        whole: bool,
+    ) -> Result<Vec<Leaf>, Why> {
+        let name = &dev.name;
         if depth > MAX_DEPTH {
-            return Err(format!("{name}: device stack deeper than {MAX_DEPTH}"));
+            return Err(Why::Said(format!(
+                "{name}: device stack deeper than {MAX_DEPTH}"
+            )));
         }
+        let devices = &self.devices;
         // A partition anywhere in the stack: its queues are its disk's.
         if !whole {
-            if let Some(disk) = disk_of(dev, self.sys) {
-                return self.resolve(&disk, depth + 1, false);
+            if let Some(disk) = ok(devices.disk_of(dev))?.flatten() {
+                return self.resolve(&disk, depth + 1, false).map_err(Why::Said);
             }
         }
         // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
-        if let Some(slaves) = sub(dev, "slaves") {
-            let lower = list(&slaves);
-            if !lower.is_empty() {
-                return self.resolve_all(&name, &slaves, &lower, depth);
-            }
+        let lower = ok(devices.list(dev, "slaves"))?.unwrap_or_default();
+        if !lower.is_empty() {
+            let lower = lower
+                .iter()
+                .map(|n| (devices.below(dev, &format!("slaves/{n}"), n), n))
+                .collect();
+            return self.resolve_all(name, lower, depth);
         }
-        let (entries, dirs) = dev.count_sub("mq", |d| d.parse::<u32>().is_ok());
+        let (entries, dirs) =
+            ok(devices.count(dev, "mq", |d| d.parse::<u32>().is_ok()))?.unwrap_or_default();
         if entries > 0 {
-            let rotational = read_text(dev, "queue/rotational").as_deref() == Some("1");
+            let rotational = ok(devices.read(dev, "queue/rotational"))?
+                .flatten()
+                .as_deref()
+                == Some("1");
             let hw_queues = if rotational {
                 kernel::ROTATIONAL_QUEUES
             } else {
                 dirs
             };
             return Ok(vec![Leaf {
-                name,
+                name: name.clone(),
                 hw_queues,
                 rotational,
                 mq_dirs: dirs,
             }]);
         }
         // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
-        if let Some(head) = nvme_head(&name) {
-            let paths: Vec<String> = self
+        if let Some(head) = nvme_head(name) {
+            let paths: Vec<_> = self
                 .block_names
                 .iter()
                 .filter(|p| nvme_path_of(p) == Some(head))
-                .cloned()
+                .map(|p| (devices.block_entry(p), p))
                 .collect();
             if !paths.is_empty() {
-                let block = self.block;
-                return self.resolve_all(&name, block, &paths, depth);
+                return self.resolve_all(name, paths, depth);
             }
         }
-        Err(format!("{name} has no mq/, no slaves/ and no NVMe paths"))
+        Err(Why::Said(format!(
+            "{name} has no mq/, no slaves/ and no NVMe paths"
+        )))
     }
 
-    /// Resolves every lower device (the links `lower` in `from`); the result is all their
-    /// leaves, or the first problem.
-    fn resolve_all(&mut self, name: &str, from: &Dir, lower: &[String], depth: usize) -> Resolved {
+    /// Resolves every lower device of `name` (each reached, or not, from its link); the result
+    /// is all their leaves, or the first problem.
+    fn resolve_all(
+        &mut self,
+        name: &str,
+        lower: Vec<(io::Result<Device>, &String)>,
+        depth: usize,
+    ) -> Result<Vec<Leaf>, Why> {
         let mut leaves = Vec::new();
-        for link in lower {
-            let Some(dir) = real(from, link, self.sys) else {
-                return Err(format!(
-                    "{name}: {} does not resolve inside sys/",
-                    from.path().join(link).display()
-                ));
+        for (dev, link) in lower {
+            let Ok(dev) = dev else {
+                return Err(Why::Said(format!(
+                    "{name}: {link} does not resolve inside sys/"
+                )));
             };
-            leaves.extend(self.resolve(&dir, depth + 1, false)?);
+            leaves.extend(self.resolve(&dev, depth + 1, false).map_err(Why::Said)?);
         }
         Ok(leaves)
+    }
+}
+
+/// Why a device's queues cannot be found.
+enum Why {
+    /// A path under it leads out of `sys/`.
+    LeadsOut,
+    /// Anything else, said.
+    Said(String),
+}
+
+/// A read's result: `Some` when it worked, `None` when it failed as if absent, [`Why::LeadsOut`]
+/// when the path leads out of `sys/`.
+fn ok<T>(r: io::Result<T>) -> Result<Option<T>, Why> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if leads_out(&e) => Err(Why::LeadsOut),
+        Err(_) => Ok(None),
     }
 }
 
@@ -311,16 +364,6 @@ fn unresolved(name: &str, role: Role, link: &Path) -> Member {
         reason: role.not_counted().map(String::from),
         problem: Some(format!("{} does not resolve inside sys/", link.display())),
         ..Member::default()
-    }
-}
-
-/// The disk of a device directory that is a partition (it has a `partition` file): its parent
-/// directory. `None` when it is not a partition.
-fn disk_of(dev: &Dir, sys: &Path) -> Option<Dir> {
-    if dev.has("partition") {
-        dev.parent(sys)
-    } else {
-        None
     }
 }
 
@@ -354,28 +397,10 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
     Some((s.parse().ok()?, n.parse().ok()?))
 }
 
-// The filesystem, in four helpers: everything above reads through them, relative to open
-// directories (crate::dirfd).
-
-/// A small sysfs file's text, trimmed; `None` when it cannot be read. `name` may be a path
-/// (`queue/rotational`); no component of it is followed if it is a link.
+/// A small file's text under an open directory (a member's `state`, `slot`), trimmed; `None`
+/// when it cannot be read. No component of `name` is followed if it is a link.
 fn read_text(dir: &Dir, name: &str) -> Option<String> {
-    dir.read(name).ok().flatten().map(|t| t.trim().to_string())
-}
-
-/// A directory's entry names, sorted; empty when it cannot be listed.
-fn list(dir: &Dir) -> Vec<String> {
-    dir.list().unwrap_or_default()
-}
-
-/// The subdirectory `name` of `dir` (a directory, not a link).
-fn sub(dir: &Dir, name: &str) -> Option<Dir> {
-    dir.sub(name).ok().flatten()
-}
-
-/// The directory the link `link` in `from` leads to, only when it stays inside `sys/`.
-fn real(from: &Dir, link: &str, sys: &Path) -> Option<Dir> {
-    from.follow(link, sys).ok()
+    dir.read(name).ok().flatten().map(trimmed)
 }
 
 #[cfg(test)]

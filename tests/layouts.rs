@@ -504,3 +504,91 @@ fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
     assert_eq!(r.read_md("md0", "skip_copy"), "0");
     assert_eq!(fs::read_dir(dir.join("run/mdtune")).unwrap().count(), 0);
 }
+
+/// Runs `mdtune -` with `input` under strace, tracing `openat2`; with `inject` every one fails
+/// with ENOSYS, as on a kernel before 5.6. Returns the report and how many `openat2` calls
+/// strace saw.
+fn traced(root: &Path, mut input: Value, inject: bool) -> (common::Run, usize) {
+    input["root"] = Value::String(root.display().to_string());
+    let log = root.join(format!("openat2-{inject}.strace"));
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .args(["-e", "trace=openat2"]);
+    if inject {
+        cmd.args(["-e", "inject=openat2:error=ENOSYS"]);
+    }
+    cmd.args([common::bin(), "-"]);
+    if let Err(e) = Command::new("strace").arg("-V").output() {
+        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
+    }
+    let out = common::run_command(cmd, &input.to_string());
+    let calls = fs::read_to_string(&log)
+        .expect("strace wrote no log")
+        .lines()
+        .filter(|l| l.contains("openat2("))
+        .count();
+    fs::remove_file(&log).unwrap();
+    (out, calls)
+}
+
+#[test]
+fn every_layout_reads_the_same_with_and_without_openat2() {
+    // Kernels before 5.6 have no openat2: each device directory is then opened through its link
+    // and its real path checked, instead of one confined openat2 per file. Same host, same
+    // answer, every member and path included.
+    let dir = scratch("no-openat2");
+    let mut r = FakeRoot::new(&dir, 64);
+    let disks: Vec<String> = (0..3).map(|c| r.nvme(c, 8)).collect();
+    let parts: Vec<String> = disks.iter().map(|d| r.partition(d, 1)).collect();
+    let lv = r.dm_linear(0, &[&parts[0]]);
+    r.md(
+        "md0",
+        &MdSpec::level("raid5", 1),
+        &[&lv, &parts[1], &parts[2]],
+    );
+    let a = r.nvme(10, 6);
+    let b = r.nvme(11, 4);
+    r.md("md10", &MdSpec::level("raid1", 2), &[&a, &b]);
+    let c = r.nvme(12, 6);
+    let d = r.nvme(13, 6);
+    r.md("md11", &MdSpec::level("raid1", 3), &[&c, &d]);
+    r.md("md12", &MdSpec::level("raid5", 4), &["md10", "md11"]);
+    let head = r.nvme_multipath(20, &[(20, 4), (30, 6)]);
+    let head_part = r.partition(&head, 1);
+    let sdx = r.scsi("sdx", 2);
+    let sdy = r.scsi("sdy", 2);
+    let mpath = r.dm_multipath(5, &[&sdx, &sdy]);
+    let hdd = r.hdd("sdz", 48);
+    let spare = r.nvme(40, 2);
+    r.md_with(
+        "md20",
+        &MdSpec::level("raid5", 5),
+        &[
+            (&head_part, Use::Active),
+            (&mpath, Use::Active),
+            (&hdd, Use::Rebuilding),
+            (&spare, Use::Spare),
+        ],
+    );
+    for input in [json!({"state": "query"}), json!({"check_mode": true})] {
+        let (with, calls) = traced(&dir, input.clone(), false);
+        let (without, injected) = traced(&dir, input.clone(), true);
+        assert_eq!(with.code, 0, "{}", with.stdout);
+        assert!(
+            calls > 0,
+            "{input}: the run without injection made no openat2 call"
+        );
+        assert!(injected > 0, "{input}: strace injected no openat2 failure");
+        assert_eq!(with.json, without.json, "{input}: the two ways disagree");
+        assert_eq!(
+            with.array("md0")["members"][0]["paths"][0]["name"],
+            "nvme0n1"
+        );
+        assert_eq!(with.array("md12")["hw_queues"], 4);
+        assert_eq!(
+            strs(&with.array("md20")["members"], "device"),
+            ["dm-5", "nvme20n1", "nvme40n1", "sdz"]
+        );
+    }
+}

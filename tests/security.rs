@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::fakeroot::{demo_host, FakeRoot, MdSpec};
+use common::fakeroot::{self, demo_host, FakeRoot, MdSpec};
 use common::{bin, run, run_args, scratch};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -575,7 +575,8 @@ fn a_device_stack_that_loops_or_leaves_sys_does_not_hang_or_escape_the_run() {
         (&da, &da, &a),
         (&db, &db, &b),
     ] {
-        symlink(to, from.join("slaves").join(name)).unwrap();
+        // Relative, as the kernel makes every sysfs link.
+        fakeroot::link(&from.join("slaves").join(name), to);
     }
     // dm-2 has one lower device outside the root.
     let c = r.dm_linear(2, &[]);

@@ -17,6 +17,10 @@
 //! `dev-nvme0n1/block/mq`) rather than opening every directory on the way. System calls come from
 //! the C library (openat, readlinkat) and `syscall` (getdents64), as in mdtune.
 //!
+//! `sysfs_floor --mq-links ROOT ATTR...` counts each `mq/` from its link count (one `stat` of the
+//! directory: sysfs gives a directory 2 + its subdirectories) instead of listing it, as mdtune
+//! does; that variant is the floor of mdtune's own way of counting queues.
+//!
 //! Built by bench/bench.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
 //! --target x86_64-unknown-linux-musl bench/floor/sysfs_floor.rs` (static, like the mdtune binary
 //! it is compared with).
@@ -82,8 +86,12 @@ fn list(dir: c_int, path: &str, buf: &mut [u8], mut f: impl FnMut(&str)) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (root, attrs) = args.split_first().expect("usage: sysfs_floor ROOT ATTR...");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mq_links = args.first().is_some_and(|a| a == "--mq-links");
+    if mq_links {
+        args.remove(0);
+    }
+    let (root, attrs) = args.split_first().expect("usage: sysfs_floor [--mq-links] ROOT ATTR...");
     let mut buf = vec![0u8; 32 * 1024];
     let mut out = String::new();
 
@@ -141,7 +149,13 @@ fn main() {
             let mut stacked = 0;
             list(mdfd, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
             let mut mq = 0;
-            list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+            if mq_links {
+                let path = format!("{root}/sys/block/{md}/md/{disk}/mq");
+                use std::os::unix::fs::MetadataExt;
+                mq = std::fs::metadata(path).map_or(0, |m| m.nlink().saturating_sub(2) as u32);
+            } else {
+                list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+            }
             let rotational = file(&format!("{disk}/queue/rotational"));
             queues.push(format!(
                 "{m}:{mq}:{role}:{rotational}{}",

@@ -151,7 +151,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 }
 
 /// Creates `link` as a relative symlink to `target` (both absolute).
-fn link(link: &Path, target: &Path) {
+pub fn link(link: &Path, target: &Path) {
     fs::create_dir_all(link.parent().unwrap()).unwrap();
     symlink(relative(link.parent().unwrap(), target), link).unwrap();
 }

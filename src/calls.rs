@@ -1,0 +1,237 @@
+//! The system calls std does not expose, each behind one safe function: `openat`, `openat2`,
+//! `readlinkat` and `getdents64`. They come from the C library (glibc or musl: no `libc` crate)
+//! through the `ffi` block below; this is the only `unsafe` code in the crate. `crate::dirfd`
+//! builds directory handles on them.
+
+use std::cell::RefCell;
+use std::ffi::c_char;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::sysfs::O_NOFOLLOW;
+
+/// The C library's calls that std does not expose, declared by hand (no `libc` crate).
+mod ffi {
+    use std::ffi::{c_char, c_int, c_long};
+
+    extern "C" {
+        /// `openat(2)`. Variadic in C (the mode); never called with `O_CREAT`, so never passed.
+        pub fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+        /// `readlinkat(2)`.
+        pub fn readlinkat(
+            dirfd: c_int,
+            path: *const c_char,
+            buf: *mut c_char,
+            size: usize,
+        ) -> isize;
+        /// `syscall(2)`: `getdents64` has no wrapper in glibc before 2.30 (the release binary
+        /// links against glibc 2.17).
+        pub fn syscall(number: c_long, ...) -> c_long;
+    }
+}
+
+/// `getdents64`'s system call number: x86_64 has its own table, arm64 and riscv the generic one.
+#[cfg(target_arch = "x86_64")]
+const SYS_GETDENTS64: std::ffi::c_long = 217;
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+const SYS_GETDENTS64: std::ffi::c_long = 61;
+#[cfg(target_arch = "powerpc64")]
+const SYS_GETDENTS64: std::ffi::c_long = 202;
+#[cfg(target_arch = "s390x")]
+const SYS_GETDENTS64: std::ffi::c_long = 220;
+
+/// `O_DIRECTORY` from the kernel's uapi headers (std exports no open flags): arm, arm64 and
+/// powerpc use their own value, every other Linux architecture the generic one (as for
+/// [`O_NOFOLLOW`]).
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+))]
+pub(crate) const O_DIRECTORY: i32 = 0o40000;
+#[cfg(not(any(
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+)))]
+pub(crate) const O_DIRECTORY: i32 = 0o200000;
+const O_CLOEXEC: i32 = 0o2000000;
+const AT_FDCWD: i32 = -100;
+
+thread_local! {
+    /// The bytes of the path of the call being made, reused: building a path allocates nothing
+    /// once the buffer has grown to the longest path.
+    static PATH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with `parts` joined with `/` as a NUL-terminated C string. A NUL byte (which no
+/// kernel name has) is refused.
+fn with_c_path<R>(parts: &[&str], f: impl FnOnce(*const c_char) -> R) -> io::Result<R> {
+    PATH.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.clear();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                buf.push(b'/');
+            }
+            buf.extend_from_slice(part.as_bytes());
+        }
+        if buf.contains(&0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"));
+        }
+        buf.push(0);
+        Ok(f(buf.as_ptr().cast()))
+    })
+}
+
+/// `openat(dir, name, flags | O_CLOEXEC)`; `dir` `None` is the current directory.
+pub(crate) fn open_at(dir: Option<BorrowedFd<'_>>, name: &str, flags: i32) -> io::Result<OwnedFd> {
+    let dirfd = dir.map_or(AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is a NUL-terminated string that outlives the call; `dirfd` is AT_FDCWD or
+    // a descriptor borrowed for the call; no mode is read since O_CREAT is never passed.
+    let fd = with_c_path(&[name], |name| unsafe {
+        ffi::openat(dirfd, name, flags | O_CLOEXEC)
+    })?;
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `openat2(2)`'s number (Linux 5.6+), the same on every architecture since 5.1's unified table.
+const SYS_OPENAT2: std::ffi::c_long = 437;
+/// `open_how.resolve`: fail with ELOOP on a magic link (`/proc/self/fd/N`).
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+/// `open_how.resolve`: fail with ELOOP on a symlink in any component of the path.
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+/// `open_how.resolve`: fail with EXDEV when resolving the path (its `..`, its symlinks) would
+/// leave the directory it is relative to, or meets an absolute symlink.
+const RESOLVE_BENEATH: u64 = 0x08;
+
+/// Set once `openat2` turns out to be missing (kernels before 5.6, or a seccomp filter that does
+/// not know it); from then on the callers take their way without it.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// Whether `openat2` may be there (not yet found missing).
+pub(crate) fn have_openat2() -> bool {
+    !NO_OPENAT2.load(Ordering::Relaxed)
+}
+
+/// `openat2(dir, path, {flags, 0, resolve})`. `Ok(None)` when the kernel lacks it (ENOSYS, or
+/// EPERM from a seccomp filter that does not know it), which is remembered.
+fn openat2(
+    dir: BorrowedFd<'_>,
+    path: &[&str],
+    flags: i32,
+    resolve: u64,
+) -> io::Result<Option<OwnedFd>> {
+    if !have_openat2() {
+        return Ok(None);
+    }
+    // struct open_how { u64 flags; u64 mode; u64 resolve; }
+    let how: [u64; 3] = [u64::from((flags | O_CLOEXEC) as u32), 0, resolve];
+    // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
+    // both outlive the call; the descriptor is borrowed for it.
+    let fd = with_c_path(path, |c_path| unsafe {
+        ffi::syscall(
+            SYS_OPENAT2,
+            std::ffi::c_long::from(dir.as_raw_fd()),
+            c_path,
+            how.as_ptr(),
+            std::mem::size_of_val(&how),
+        )
+    })?;
+    if let Ok(fd) = i32::try_from(fd) {
+        if fd >= 0 {
+            // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
+            return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }));
+        }
+    }
+    let e = io::Error::last_os_error();
+    const EPERM: i32 = 1;
+    const ENOSYS: i32 = 38;
+    if !matches!(e.raw_os_error(), Some(ENOSYS | EPERM)) {
+        return Err(e);
+    }
+    NO_OPENAT2.store(true, Ordering::Relaxed);
+    Ok(None)
+}
+
+/// Opens the relative `path` (several components) in `dir` when no component is a symlink, so it
+/// is inside `dir`: one `openat2(RESOLVE_NO_SYMLINKS)`, or, without it, [`walk_no_symlinks`].
+pub(crate) fn open_no_symlinks(dir: BorrowedFd<'_>, path: &str, flags: i32) -> io::Result<OwnedFd> {
+    match openat2(dir, &[path], flags, RESOLVE_NO_SYMLINKS)? {
+        Some(fd) => Ok(fd),
+        None => walk_no_symlinks(dir, path, flags),
+    }
+}
+
+/// [`open_no_symlinks`] without `openat2`: `openat(O_NOFOLLOW)` component by component.
+pub(crate) fn walk_no_symlinks(dir: BorrowedFd<'_>, path: &str, flags: i32) -> io::Result<OwnedFd> {
+    let (dirs, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let mut held: Option<OwnedFd> = None;
+    for part in dirs.split('/').filter(|p| !p.is_empty()) {
+        let at = held.as_ref().map_or(dir, |d| d.as_fd());
+        held = Some(open_at(Some(at), part, O_DIRECTORY | O_NOFOLLOW)?);
+    }
+    let at = held.as_ref().map_or(dir, |d| d.as_fd());
+    open_at(Some(at), last, flags | O_NOFOLLOW)
+}
+
+/// Opens the relative path `path` (its parts joined with `/`) in `dir`, following its links,
+/// only as far as resolving it stays inside `dir`: one `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, which fails with EXDEV
+/// for a `..` or a link that would leave `dir` and for an absolute link. `Ok(None)` when the
+/// kernel has no `openat2`: the caller must then confine the path itself.
+pub(crate) fn open_under(
+    dir: BorrowedFd<'_>,
+    path: &[&str],
+    flags: i32,
+) -> io::Result<Option<OwnedFd>> {
+    openat2(dir, path, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+}
+
+/// `readlinkat(dir, name)`: the text of the link, not resolved, read into a stack buffer.
+pub(crate) fn read_link_at(dir: Option<BorrowedFd<'_>>, name: &str) -> io::Result<PathBuf> {
+    let mut buf = [0u8; 4096];
+    // SAFETY: `name` is NUL-terminated; `buf` is writable for `buf.len()` bytes; the kernel
+    // writes at most that many and returns the count.
+    let n = with_c_path(&[name], |name| unsafe {
+        ffi::readlinkat(
+            dir.map_or(AT_FDCWD, |d| d.as_raw_fd()),
+            name,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    })?;
+    let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+    if n == buf.len() {
+        const ENAMETOOLONG: i32 = 36;
+        return Err(io::Error::from_raw_os_error(ENAMETOOLONG));
+    }
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..n])))
+}
+
+/// One `getdents64` call into `buf`: the number of bytes of records, 0 at the end.
+pub(crate) fn getdents(dir: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is writable for `buf.len()` bytes and the kernel writes at most that many;
+    // the descriptor is borrowed for the call.
+    let n = unsafe {
+        ffi::syscall(
+            SYS_GETDENTS64,
+            std::ffi::c_long::from(dir.as_raw_fd()),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
