@@ -580,13 +580,15 @@ def issue11_checks(run):
         ("i7 negative speed_limit_max does not abort the run", i7_negative),
         ("i8 a failed write rolls back the stripe cache before the preread threshold", i8_rollback_order),
     ]
-    if "q15.strace" in run.blocks or "vm.strace=1" in open(os.path.join(run.dir, "console.log"), errors="replace").read(4096):
+    if "q15.mdtune.strace" in run.blocks or "vm.strace=1" in open(os.path.join(run.dir, "console.log"), errors="replace").read(4096):
         checks.append(("q15 query vs the floor program on real sysfs: same arrays found, time and system calls measured", lambda: q15(run)))
     return checks
 
 
 Q15_SETTINGS = ("group_thread_cnt", "stripe_cache_size", "sync_speed_max")  # bench/bench.py's
 Q15_ROUNDS = 7
+# What q15 runs: mdtune's query, the floor program listing mq/, and counting it by link count.
+Q15_WHO = {"mdtune": "mdtune query", "floor": "floor (lists mq/)", "links": "floor --mq-links"}
 
 
 def strace_counts(lines, what):
@@ -645,19 +647,19 @@ def floor_arrays(lines):
     return found
 
 
-def same_work(floor, answer):
+def same_work(floor, answer, who):
     """Asserts that the floor found what mdtune's query reports: the same arrays, devname, uuid,
     level, values of the reported settings, members with their roles and (for members that are
     not stacked) queue counts. Returns the members whose queues the floor did not read: it lists a
     stacked device's slaves/ but does not follow them to the drives below, as mdtune must."""
     mine = {a["name"]: a for a in answer.get("arrays", [])}
-    expect(sorted(floor), sorted(mine), "q15: arrays the floor found vs mdtune's query")
+    expect(sorted(floor), sorted(mine), f"q15: arrays {who} found vs mdtune's query")
     stacked = []
     for name, a in mine.items():
         f = floor[name]
-        expect(f["devname"], a.get("devname") or "", f"q15 {name}: devname, floor vs mdtune")
-        expect(re.sub("[^0-9a-f]", "", f["uuid"]), re.sub("[^0-9a-f]", "", a.get("uuid") or ""), f"q15 {name}: uuid, floor vs mdtune")
-        expect(f["level"], a.get("level"), f"q15 {name}: level, floor vs mdtune")
+        expect(f["devname"], a.get("devname") or "", f"q15 {name}: devname, {who} vs mdtune")
+        expect(re.sub("[^0-9a-f]", "", f["uuid"]), re.sub("[^0-9a-f]", "", a.get("uuid") or ""), f"q15 {name}: uuid, {who} vs mdtune")
+        expect(f["level"], a.get("level"), f"q15 {name}: level, {who} vs mdtune")
         settings = a.get("settings", {})
         for attr in Q15_SETTINGS:
             skipped = any(s.get("setting") == attr for s in a.get("skipped", []))
@@ -665,71 +667,76 @@ def same_work(floor, answer):
             if attr in settings:
                 raw = f.get(attr, "")
                 value = "system" if raw.endswith("(system)") else raw.split(" ")[0]
-                expect(value, str(settings[attr].get("before")), f"q15 {name}/{attr}: floor read vs mdtune's before")
+                expect(value, str(settings[attr].get("before")), f"q15 {name}/{attr}: {who} read vs mdtune's before")
         theirs = {m["name"]: m for m in f["members"]}
         ours = {m["name"]: m for m in a.get("members", [])}
-        expect(sorted(theirs), sorted(ours), f"q15 {name}: members, floor vs mdtune")
+        expect(sorted(theirs), sorted(ours), f"q15 {name}: members, {who} vs mdtune")
         for member, m in ours.items():
             t = theirs[member]
-            expect(t["role"], m.get("role"), f"q15 {name}/{member}: role, floor (state/slot) vs mdtune")
+            expect(t["role"], m.get("role"), f"q15 {name}/{member}: role, {who} (state/slot) vs mdtune")
             if t["stacked"]:
                 stacked.append(f"{name}/{member}")
                 continue
             queues = 1 if t["rotational"] else t["mq"]
-            expect(queues, m.get("hw_queues"), f"q15 {name}/{member}: queues, floor (mq/, rotational) vs mdtune")
+            expect(queues, m.get("hw_queues"), f"q15 {name}/{member}: queues, {who} (mq/, rotational) vs mdtune")
     return stacked
 
 
 def q15(run):
-    """Issue 15: mdtune's query against the floor program on the guest's arrays, real sysfs."""
-    expect(run.fact("q15.floor.rc").strip(), "0", "sysfs_floor exit status (and stderr)")
-    floor = floor_arrays(run.block("q15.floor"))
+    """Issue 15: mdtune's query against the floor program (both ways of counting queues) on the
+    guest's arrays, real sysfs."""
     answer = run.result("q15")
-    expect(len(floor), int(run.fact("q15.arrays")), "q15: arrays the floor found vs /sys/block/md*/md")
-    stacked = same_work(floor, answer)
+    found = {}
+    for who in ("floor", "links"):
+        expect(run.fact(f"q15.{who}.rc").strip(), "0", f"sysfs_floor ({who}) exit status (and stderr)")
+        found[who] = floor_arrays(run.block(f"q15.{who}"))
+        expect(len(found[who]), int(run.fact("q15.arrays")), f"q15 {who}: arrays found vs /sys/block/md*/md")
+        stacked = same_work(found[who], answer, who)
     rcs = dict(w.split("=") for w in run.fact("q15.rcs").split())
-    expect(len(rcs), 2 * Q15_ROUNDS, f"q15: timed runs recorded ({sorted(rcs)})")
+    expect(len(rcs), len(Q15_WHO) * Q15_ROUNDS, f"q15: timed runs recorded ({sorted(rcs)})")
     bad = {k: v for k, v in rcs.items() if v != "0"}
     expect(bad, {}, "q15: timed runs that did not exit 0")
     marks = run.marks()
-    times = {}
-    for who in ("mdtune", "floor"):
+    times, calls = {}, {}
+    for who in Q15_WHO:
         missing = [n for n in range(1, Q15_ROUNDS + 1)
                    if f"q15.{who}.{n}.start" not in marks or f"q15.{who}.{n}.end" not in marks]
         assert not missing, f"q15: no kernel log marks around {who} runs {missing}"
-        times[who] = sorted(marks[f"q15.{who}.{n}.end"] - marks[f"q15.{who}.{n}.start"] for n in range(1, Q15_ROUNDS + 1))
+        times[who] = [marks[f"q15.{who}.{n}.end"] - marks[f"q15.{who}.{n}.start"] for n in range(1, Q15_ROUNDS + 1)]
         assert all(t > 0 for t in times[who]), f"q15: {who} runs of no time: {times[who]}"
-    expect(run.fact("q15.strace.rc"), "0", "strace -f -c mdtune exit status")
-    expect(run.fact("q15.floor.strace.rc"), "0", "strace -f -c sysfs_floor exit status")
-    calls = {"mdtune": strace_counts(run.block("q15.strace"), "q15 mdtune"),
-             "floor": strace_counts(run.block("q15.floor.strace"), "q15 floor")}
+        expect(run.fact(f"q15.{who}.strace.rc"), "0", f"strace -f -c of {who}: exit status")
+        calls[who] = strace_counts(run.block(f"q15.{who}.strace"), f"q15 {who}")
 
-    def med(who):
-        return times[who][len(times[who]) // 2] * 1000
+    def med(values):
+        return sorted(values)[len(values) // 2]
 
     def figures(who):
-        t, (per, total) = times[who], calls[who]
+        t, (per, total) = sorted(times[who]), calls[who]
         top = ", ".join(f"{k} {v}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:6])
-        return (f"{who} {med(who):.1f} ms ({t[0] * 1000:.1f}-{t[-1] * 1000:.1f}), "
+        return (f"{Q15_WHO[who]:<18} {med(t) * 1000:.1f} ms ({t[0] * 1000:.1f}-{t[-1] * 1000:.1f}), "
                 f"{total} system calls ({top})")
 
-    # Per round the two runs are next to each other in time, so their ratio shrugs off the host's
-    # load changing between rounds better than the ratio of the medians does.
-    paired = sorted((marks[f"q15.mdtune.{n}.end"] - marks[f"q15.mdtune.{n}.start"])
-                    / (marks[f"q15.floor.{n}.end"] - marks[f"q15.floor.{n}.start"]) for n in range(1, Q15_ROUNDS + 1))
+    def ratio(floor):
+        # Per round the runs are next to each other in time, so their ratio shrugs off the host's
+        # load changing between rounds better than the ratio of the medians does.
+        paired = sorted(m / f for m, f in zip(times["mdtune"], times[floor]))
+        return (f"mdtune / {Q15_WHO[floor]}: time {med(times['mdtune']) / med(times[floor]):.2f}x (per round: median "
+                f"{med(paired):.2f}x, {paired[0]:.2f}-{paired[-1]:.2f}), system calls "
+                f"{calls['mdtune'][1] / calls[floor][1]:.2f}x")
+
+    floor = found["floor"]
     members = sum(len(f["members"]) for f in floor.values())
-    plain = [(name, m) for name, f in floor.items() for m in f["members"] if not m["stacked"]]
+    plain = [m for f in floor.values() for m in f["members"] if not m["stacked"]]
     disks = {m.get("device") for a in answer["arrays"] for m in a.get("members", [])
              if f"{a['name']}/{m['name']}" not in stacked}
     INFO.append(f"info  {run.label:<32} q15 query vs the floor, {len(floor)} arrays ({members} members), real sysfs, "
-                f"under TCG: ms per run, median (min-max) of {Q15_ROUNDS} interleaved runs each; "
+                f"under TCG: ms per run, median (min-max) of {Q15_ROUNDS} rounds (order rotated); "
                 f"system calls of one run under strace -f -c")
-    for who in ("mdtune", "floor"):
+    for who in Q15_WHO:
         INFO.append(f"info  {run.label:<32} q15   {figures(who)}")
-    INFO.append(f"info  {run.label:<32} q15   mdtune / floor: time {med('mdtune') / med('floor'):.2f}x (per round: median "
-                f"{paired[len(paired) // 2]:.2f}x, {paired[0]:.2f}-{paired[-1]:.2f}), system calls "
-                f"{calls['mdtune'][1] / calls['floor'][1]:.2f}x")
-    INFO.append(f"info  {run.label:<32} q15   both found the same arrays, members, roles, values and queues. Not the "
+    for who in ("floor", "links"):
+        INFO.append(f"info  {run.label:<32} q15   {ratio(who)}")
+    INFO.append(f"info  {run.label:<32} q15   all found the same arrays, members, roles, values and queues. Not the "
                 f"same work: the floor lists but does not follow slaves/ of {len(stacked)} stacked members "
                 f"({' '.join(stacked)}; mdtune counts the drives below), and reads mq/, slaves/ and rotational once "
                 f"per member ({len(plain)} plain members on {len(disks)} disks), mdtune once per disk")
