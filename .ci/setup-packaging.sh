@@ -8,7 +8,9 @@
 #   - qemu-user-static (bookworm) and qemu-system-ppc from bookworm-backports, through a private
 #     apt configuration (the machine's /etc/apt is never touched), because the VM suite installs
 #     qemu-system-x86 from backports and bookworm's QEMU 7.2 would replace its qemu-system-common;
-#   - rustup targets aarch64-unknown-linux-musl and powerpc64le-unknown-linux-gnu;
+#   - rustup targets x86_64-unknown-linux-musl, aarch64-unknown-linux-musl and
+#     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources: every package's
+#     binary is built with std rebuilt for size, packaging/targets.sh);
 #   - into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}, downloaded and unpacked, never
 #     installed: Debian's ppc64el kernel (linux-image-powerpc64le), busybox-static, mdadm and the
 #     libraries mdadm loads, for the ppc64le VM boot (tests/packaging/ppc64le-vm.sh).
@@ -73,10 +75,12 @@ if ! command -v qemu-system-ppc64 >/dev/null || ! command -v qemu-ppc64le-static
 fi
 
 # --- Rust targets --------------------------------------------------------------------------------
-for t in aarch64-unknown-linux-musl powerpc64le-unknown-linux-gnu; do
+for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl powerpc64le-unknown-linux-gnu; do
   rustup target list --installed | grep -qx "$t" || retry rustup target add "$t" >/dev/null ||
     die "rustup target add $t failed"
 done
+rustup component list --installed | grep -q '^rust-src' || retry rustup component add rust-src >/dev/null ||
+  die "rustup component add rust-src failed"
 
 # --- ppc64el kernel and guest userland for the VM boot ------------------------------------------
 ppc=$cache/ppc64el

@@ -3,21 +3,21 @@
 # (natively, or under qemu-user for aarch64 and ppc64le):
 #   x86_64-unknown-linux-gnu.2.17   glibc 2.17 or later (RHEL 7+, SLES 12+), via cargo-zigbuild
 #   aarch64-unknown-linux-gnu.2.17  the same for aarch64
-#   x86_64-unknown-linux-musl       fully static, needs no libc at all (any x86_64 Linux); std
-#                                   rebuilt by nightly for size without its backtrace printer
-#                                   (packaging/targets.sh small_x86_64_build), and checked to
-#                                   still turn a panic into the JSON failure object
+#   x86_64-unknown-linux-musl       fully static, needs no libc at all (any x86_64 Linux), and
+#                                   checked to still turn a panic into the JSON failure object
 #   aarch64-unknown-linux-musl      fully static aarch64, linked with the toolchain's rust-lld
 #   powerpc64le-unknown-linux-gnu   fully static (static glibc, +crt-static), linked by Debian's
 #                                   cross gcc (packaging/targets.sh says why this route)
+# The three static builds rebuild std for size without its backtrace printer, with the stable
+# toolchain, its rust-src and RUSTC_BOOTSTRAP=1 (packaging/targets.sh static_build says why).
 # The SHIPPED binary of each architecture is its smallest build that passed every check (all of
 # them need at most glibc 2.17 or no libc, so all run on SLES 15 SP4's glibc 2.31); for x86_64
-# and aarch64 it must be <= 600 KiB. ppc64le has only the static glibc build (about 1.5 MiB) and
+# and aarch64 it must be <= 600 KiB. ppc64le has only the static glibc build (about 1.4 MiB) and
 # no size goal.
 # Fails if a glibc build needs a symbol version newer than GLIBC_2.17, if a static build is not
 # statically linked, if a binary does not run, or if a shipped x86_64/aarch64 build is over
-# 600 KiB. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv); the
-# aarch64 glibc for qemu, qemu-user-static and the ppc64le cross toolchain from
+# 600 KiB. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv, and
+# adds rust-src); the aarch64 glibc for qemu, qemu-user-static and the ppc64le cross toolchain from
 # .ci/setup-packaging.sh.
 # Binaries: target/<triple>/release/mdtune (the .2.17 builds in target/<triple without .2.17>/).
 # The last lines name the shipped binary of each architecture.
@@ -88,7 +88,6 @@ else
 fi
 for arch in x86_64 aarch64 ppc64le; do
   if [ "$arch" = x86_64 ]; then
-    static_target x86_64
     if small_x86_64_build; then
       check "$TRIPLE" static x86_64
       # A panic must still end as one JSON failure object with exit status 1.
@@ -99,11 +98,10 @@ for arch in x86_64 aarch64 ppc64le; do
         echo "  FAIL: a panic in this build gives exit $rc and: $out"; status=1
       fi
     else
-      echo "FAIL: the size-optimised static x86_64 build cannot be made here (see above)"
+      echo "FAIL: the static x86_64 build cannot be made here (see above)"
       status=1
     fi
-  elif static_target_ready "$arch"; then
-    cargo build --release --quiet --target "$TRIPLE"
+  elif static_build "$arch"; then
     check "$TRIPLE" static "$arch"
   else
     echo "FAIL: the static $arch build cannot be made here (see above)"
@@ -114,7 +112,7 @@ echo "shipped binaries (the smallest passing build of each architecture):"
 for arch in x86_64 aarch64 ppc64le; do
   if [ -z "${best[$arch]:-}" ]; then
     echo "  $arch: FAIL: no build passed its checks"; status=1
-  elif [ "$arch" != ppc64le ] && [ $((best_bytes[$arch] / 1024)) -gt $goal_kib ]; then
+  elif [ "$arch" != ppc64le ] && [ "${best_bytes[$arch]}" -gt $((goal_kib * 1024)) ]; then
     echo "  $arch: ${best[$arch]}: FAIL: over the $goal_kib KiB goal"; status=1
   else
     echo "  $arch: ${best[$arch]}"

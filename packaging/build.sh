@@ -10,13 +10,15 @@
 #   mdtune-formula-VERSION-1.noarch.rpm                    the SUSE Manager / Uyuni formula
 #   mdtune_VERSION-1_amd64.deb                             for Debian and Ubuntu (this host's arch)
 #
-# The crates are vendored once (cargo vendor, into the vendor tarball, kept while Cargo.lock is
-# unchanged); every build after that is offline: rpmbuild and dpkg-buildpackage run
-# `cargo build --offline --frozen` with an empty CARGO_HOME against the vendored crates.
+# The crates are vendored once (cargo vendor, into the vendor tarball, kept while Cargo.lock and
+# the toolchain's std Cargo.lock are unchanged): the project's and std's own, since the binaries
+# are built with std rebuilt for size (-Z build-std, packaging/targets.sh). Every build after
+# that is offline: rpmbuild and dpkg-buildpackage run `cargo build --offline --frozen` with an
+# empty CARGO_HOME against the vendored crates.
 # MDTUNE_VENDOR_TARBALL=FILE uses a vendor tarball made elsewhere.
 #
-# Needs rpmbuild, dpkg-buildpackage (debhelper), python3, the Rust targets and the ppc64le cross
-# toolchain: .ci/setup-packaging.sh installs them all.
+# Needs rpmbuild, dpkg-buildpackage (debhelper), python3, the Rust targets, rust-src and the
+# ppc64le cross toolchain: .ci/setup-packaging.sh installs them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --arch) arches=$2; shift 2 ;;
     --no-rpm) rpm=0; shift ;;
     --no-deb) deb=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -57,20 +59,30 @@ if [ "${MDTUNE_CLEAN_BUILD:-0}" != 1 ]; then
 fi
 
 # --- the vendored crates ------------------------------------------------------------------------
+# The project's crates and std's own (the toolchain's rust-src library/Cargo.lock: libc,
+# hashbrown, compiler_builtins, ...), because every binary is built with std rebuilt for size
+# (packaging/targets.sh static_build) and rpmbuild and dpkg-buildpackage run offline. std's list
+# depends on the Rust release: the tarball is made again when either Cargo.lock changes, and
+# the package build needs the same Rust release (and rust-src) as the one that vendored it.
+# cargo vendor reads std's workspace manifest only with RUSTC_BOOTSTRAP=1 (it uses an unstable
+# cargo feature). The whole std workspace is vendored, Windows and test crates included (cargo
+# vendor does not filter by platform): about 13 MB compressed.
+std_src_ready || die "cannot vendor std's dependencies"
+std=$(std_src)
 vendor=$out/$name-vendor.tar.gz
 stamp=$work/vendor.lock-sha256
-lock_sum=$(sha256sum Cargo.lock | cut -d' ' -f1)
+lock_sum=$(cat Cargo.lock "$std/Cargo.lock" | sha256sum | cut -d' ' -f1)
 if [ -n "${MDTUNE_VENDOR_TARBALL:-}" ]; then
   [ -f "$MDTUNE_VENDOR_TARBALL" ] || die "MDTUNE_VENDOR_TARBALL=$MDTUNE_VENDOR_TARBALL does not exist"
   [ "$(realpath "$MDTUNE_VENDOR_TARBALL")" = "$(realpath -m "$vendor")" ] || cp "$MDTUNE_VENDOR_TARBALL" "$vendor"
   echo "$lock_sum" >"$stamp"
 elif ! [ -f "$vendor" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
-  echo "build.sh: vendoring the crates of Cargo.lock (cargo vendor)"
+  echo "build.sh: vendoring the crates of Cargo.lock and of std ($std/Cargo.lock) (cargo vendor)"
   rm -rf "$work/vendor-tree" && mkdir -p "$work/vendor-tree"
   # Offline from cargo's cache when it holds every crate, else from crates.io.
-  cargo vendor --locked --offline --quiet "$work/vendor-tree/vendor" >/dev/null 2>&1 ||
-    cargo vendor --locked --quiet "$work/vendor-tree/vendor" >/dev/null ||
-    die "cargo vendor failed"
+  vendor_cmd=(env RUSTC_BOOTSTRAP=1 cargo vendor --locked --quiet --sync "$std/Cargo.toml" "$work/vendor-tree/vendor")
+  "${vendor_cmd[@]}" --offline >/dev/null 2>&1 ||
+    { rm -rf "$work/vendor-tree/vendor" && "${vendor_cmd[@]}" >/dev/null; } || die "cargo vendor failed"
   tar -C "$work/vendor-tree" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
     -czf "$vendor" vendor
   echo "$lock_sum" >"$stamp"

@@ -1,4 +1,4 @@
-# Sourced by packaging/build.sh and bench/build-release.sh: how each architecture's static
+# Sourced by packaging/build.sh, bench/build-release.sh and the collection's build: how each architecture's static
 # binary is built, in one place.
 #
 #   static_target ARCH   sets TRIPLE (the Rust target) and exports the linker and RUSTFLAGS that
@@ -6,12 +6,15 @@
 #                        libc on the host at all, so it runs on every distribution release
 #                        (SLES 12 and 15, RHEL, Debian, Ubuntu) whatever its glibc.
 #
-#   x86_64   x86_64-unknown-linux-musl      rustup's musl std, rust-lld
-#   aarch64  aarch64-unknown-linux-musl     rustup's musl std, linked with the toolchain's rust-lld
+#   x86_64   x86_64-unknown-linux-musl      musl (the target's self-contained libc), rust-lld
+#   aarch64  aarch64-unknown-linux-musl     musl, linked with the toolchain's rust-lld
 #   ppc64le  powerpc64le-unknown-linux-gnu  static glibc (+crt-static), linked by Debian's
 #                                           gcc-powerpc64le-linux-gnu against libc6-dev-ppc64el-cross.
 #            Stable Rust ships no musl std for ppc64le here, and cargo-zigbuild cannot link it
 #            (missing __*ieee128 symbols); static glibc has no symbol-version needs at all.
+#
+#   static_build ARCH    builds it, std rebuilt for size (below); small_x86_64_build is the
+#                        x86_64 one with its panic check.
 
 static_target() {
   case $1 in
@@ -43,24 +46,54 @@ static_target_ready() {
   fi
 }
 
-# The x86_64 binary the Ansible collection ships (Ansible copies it to every host for every task,
-# so its size matters): static musl, with std rebuilt by nightly cargo (-Z build-std) for size and
-# without its default features, which drops std's backtrace printer (about 210 KiB) while the
-# panic hook still prints the JSON failure object (examples/panic_report.rs proves it in each
-# build). Builds target/x86_64-unknown-linux-musl/release/mdtune and the panic example.
-# Needs the nightly toolchain with rust-src and its x86_64-unknown-linux-musl target
-# (.ci/setup-bench.sh), and crates.io for std's own dependencies on the first build.
-small_x86_64_build() {
-  local problem=
-  rustup toolchain list 2>/dev/null | grep -q '^nightly' || problem="no nightly toolchain"
-  [ -n "$problem" ] || rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src' ||
-    problem="nightly has no rust-src"
-  [ -n "$problem" ] || rustup +nightly target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl ||
-    problem="nightly has no x86_64-unknown-linux-musl target"
-  if [ -n "$problem" ]; then
-    echo "small_x86_64_build: $problem: run .ci/setup-bench.sh (rustup toolchain install nightly; rustup +nightly component add rust-src; rustup +nightly target add x86_64-unknown-linux-musl)" >&2
+# Every static binary is built with std rebuilt from source for size (-Z build-std) and without
+# std's default features (-Z build-std-features=), which drops std's backtrace printer (about
+# 210 KiB) while the panic hook still prints the JSON failure object (examples/panic_report.rs
+# proves it in each x86_64 build). Measured: x86_64 musl 767 -> 535 KB, aarch64 musl
+# 662 -> 464 KB, ppc64le static glibc 1717 -> 1452 KB.
+#
+# Why RUSTC_BOOTSTRAP=1: -Z build-std is still unstable, so cargo accepts it only from a nightly
+# toolchain, or from a stable one told to allow unstable flags. We take the stable release the
+# rest of the project builds with (rustup's stable, 1.95.0 at the time of writing), not nightly:
+# a stable version names one compiler and one std source for good, so the same sources give the
+# same binary next month, where "nightly" is a different compiler every day (and a pinned
+# nightly-DATE is a build nobody else tests or ships). The price: an unstable flag may change
+# between stable releases; the size and panic checks of bench/build-release.sh and the packaging
+# suite catch that. std's sources are the toolchain's rust-src component (rustup component add
+# rust-src); distributions ship them as a package too (openSUSE and SLES: rust-src, from the
+# rust1.NN packages; Debian and Ubuntu: rust-src), which is what an offline package build uses.
+# RUSTC_BOOTSTRAP is set for these cargo commands only, never exported.
+STD_FLAGS=(-Z build-std=std,panic_abort -Z build-std-features=)
+
+# The toolchain's std sources (its rust-src component); library/Cargo.lock there names std's own
+# dependencies. Prints nothing when rust-src is not installed.
+std_src() {
+  local lib
+  lib=$(rustc --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library
+  [ -f "$lib/Cargo.lock" ] && echo "$lib"
+}
+
+# True when the toolchain can rebuild std; otherwise a message naming what to install.
+std_src_ready() {
+  [ -n "$(std_src)" ] || {
+    echo "the toolchain's std sources are missing: rustup component add rust-src (or run .ci/setup-bench.sh)" >&2
     return 1
-  fi
-  cargo +nightly build --release --quiet --target x86_64-unknown-linux-musl \
-    -Z build-std=std,panic_abort -Z build-std-features= --bin mdtune --example panic_report
+  }
+}
+
+# static_build ARCH [CARGO ARGS...]: the static release build of ARCH with std rebuilt for size,
+# target/TRIPLE/release/mdtune (plus what the extra arguments ask for). Needs crates.io, or
+# cargo's cache, for std's own dependencies on the first build.
+static_build() {
+  local arch=$1
+  shift
+  static_target_ready "$arch" && std_src_ready || return 1
+  RUSTC_BOOTSTRAP=1 cargo build --release --quiet --target "$TRIPLE" "${STD_FLAGS[@]}" "$@"
+}
+
+# The x86_64 binary the Ansible collection ships (Ansible copies it to every host for every task,
+# so its size matters) and the panic example that checks its hook:
+# target/x86_64-unknown-linux-musl/release/mdtune and .../examples/panic_report.
+small_x86_64_build() {
+  static_build x86_64 --bin mdtune --example panic_report
 }

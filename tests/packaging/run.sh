@@ -2,7 +2,9 @@
 # The packaging suite: builds every package with packaging/build.sh and checks them the way a
 # fleet would use them.
 #   RPMs  file lists (rpm -qpl) against the source tree, dependencies (rpm -qpR), no links,
-#         each binary's architecture and static linkage; installed into a scratch root with
+#         each binary's architecture and static linkage, the x86_64 and aarch64 ones under
+#         600 KiB, and a panic under each binary's build flags still one JSON failure object
+#         (examples/panic_report, built by the spec's cargo run); installed into a scratch root with
 #         `rpm --root` and run from there; the aarch64 and ppc64le binaries run under qemu-user;
 #         removed again, leaving nothing; rpmlint (Debian's package, packaging/rpmlint.toml).
 #   .deb  lintian (no error or warning beyond the justified overrides); `dpkg -i` on this
@@ -15,6 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
+. packaging/targets.sh
 pkgs=$repo/target/packages
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -84,6 +87,26 @@ for arch in x86_64 aarch64 ppc64le; do
   esac
   check "mdtune.$arch.rpm's binary is a static $machine ELF ($(stat -c %s "$bin") bytes)" \
     bash -c '[[ $1 == *"$2"* ]] && [[ $1 == *static* ]]' _ "$desc" "$machine"
+  bytes=$(stat -c %s "$bin")
+  if [ "$arch" = ppc64le ]; then
+    echo "note: mdtune.$arch.rpm's binary is $bytes bytes ($((bytes / 1024)) KiB; static glibc, no size goal)"
+  else
+    check "mdtune.$arch.rpm's binary is under the 600 KiB goal: $bytes bytes ($((bytes / 1024)) KiB) < 614400" \
+      test "$bytes" -lt 614400
+  fi
+  # The spec builds examples/panic_report in the same cargo run as the binary, with the same
+  # flags (std rebuilt without its default features): a panic must still end as one JSON failure
+  # object with exit status 1.
+  static_target "$arch"
+  ex=$(find "$repo/target/packaging" -path "*/$TRIPLE/release/examples/panic_report" -type f 2>/dev/null | head -n1)
+  if [ -z "$ex" ]; then
+    fail "mdtune.$arch.rpm: no examples/panic_report for $TRIPLE under target/packaging (the spec's %build makes it)"
+  else
+    rc=0
+    out=$("${run[@]}" "$ex" 2>/dev/null) || rc=$?
+    check "mdtune.$arch.rpm: a panic under its build flags ends as one JSON failure object, exit 1${run:+ (under $run)} (exit $rc)" \
+      python3 -c 'import json,sys; d=json.loads(sys.argv[2]); sys.exit(not (sys.argv[1] == "1" and d["failed"] is True and "internal error" in d["msg"]))' "$rc" "$out"
+  fi
   got=$("${run[@]}" "$bin" --version 2>&1)
   check "mdtune.$arch.rpm's binary runs${run:+ under $run}: $got" test "$got" = "mdtune $version"
   cp -a examples/demo-host "$tmp/host-$arch"
