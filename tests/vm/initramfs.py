@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the VM suite's initramfs for one kernel.
 
-Usage: initramfs.py --moddir DIR --cache DIR --mdtune BIN --out initrd.gz
+Usage: initramfs.py --moddir DIR --cache DIR --mdtune BIN --floor BIN --out initrd.gz
                     [--extra MODULE ...]
 
 The image holds busybox-static (/bin/busybox); mdadm and mdmon with mdadm's udev rules;
@@ -11,10 +11,12 @@ needs none of them installed); the md, raid1, raid10, raid456, dm and virtio-scs
 everything they depend on (read from each module's `depends=` field, decompressed when the kernel
 ships .ko.xz or .ko.zst, ordered so that every module comes after its dependencies; modules.dep is
 not needed, so the classic and the merged-/usr kernel layouts both work); the mdtune binary under
-test, /init and the guest scripts (guest/*.sh) from this directory. What a boot is told comes on the
-kernel command line, and the module list goes to /vm/modules (outside /etc, which the persistent
-disk replaces); /init passes each module the parameters the command line gives it. It is packed
-with busybox's cpio (newc) and gzip, so the host needs no cpio. Prints the module load order.
+test and the floor program it is timed against in q15 (/usr/bin/sysfs_floor, static, built by
+run.sh from bench/floor/sysfs_floor.rs), /init and the guest scripts (guest/*.sh) from this
+directory. What a boot is told comes on the kernel command line, and the module list goes to
+/vm/modules (outside /etc, which the persistent disk replaces); /init passes each module the
+parameters the command line gives it. It is packed with busybox's cpio (newc) and gzip, so the host
+needs no cpio. Prints the module load order.
 """
 import argparse
 import lzma
@@ -134,6 +136,7 @@ def main():
     ap.add_argument("--moddir", required=True, help="the kernel's lib/modules/ABI directory")
     ap.add_argument("--cache", required=True)
     ap.add_argument("--mdtune", required=True)
+    ap.add_argument("--floor", required=True, help="the static floor program (bench/floor/sysfs_floor.rs)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--extra", nargs="*", default=[], help="more modules to load (nvme-core, nvme)")
     a = ap.parse_args()
@@ -166,6 +169,7 @@ def main():
         copy_with_libs(os.path.join(user, "sbin/dmsetup"), root, "/sbin/dmsetup", libpath)
         copy_with_libs(os.path.join(user, "usr/bin/strace"), root, "/usr/bin/strace", libpath)
         shutil.copy2(a.mdtune, os.path.join(root, "usr/bin/mdtune"))
+        shutil.copy2(a.floor, os.path.join(root, "usr/bin/sysfs_floor"))
         shutil.copy2(os.path.join(HERE, "init"), os.path.join(root, "init"))
         copy_tree(os.path.join(HERE, "guest"), os.path.join(root, "guest"))
         os.chmod(os.path.join(root, "init"), 0o755)

@@ -14,9 +14,11 @@
 # Needs: qemu-system-x86_64, the cache from .ci/setup-vm.sh, python3, mkfs.ext4 (e2fsprogs), the
 # Rust musl target. Environment: MDTUNE_VM_CACHE (default <repo>/.cache/vm), MDTUNE_VM_WORK
 # (default <repo>/target/vm), MDTUNE_VM_TIMEOUT (seconds per boot, default 600), MDTUNE_VM_START_TIMEOUT (seconds until /init must speak, default 150), MDTUNE_VM_ONLY
-# (a substring of the kernel series, e.g. "bullseye" or "backports", to boot only those),
+# (words: a series' exact name boots that series, any other word every series containing it, e.g.
+# "bookworm" only bookworm, "backports" both backports series, "bullseye trixie" two),
 # MDTUNE_VM_BIN (test this static binary instead of building one; for work on the harness),
-# MDTUNE_VM_STRACE (series whose first boot measures query's time and system calls, default bookworm).
+# MDTUNE_VM_STRACE (series whose first boot measures query's time and system calls against the
+# floor program bench/floor/sysfs_floor.rs, default bookworm).
 set -Eeuo pipefail
 # Any unexpected error still ends with the closing line the CI reads.
 trap 'echo "tests/vm: command failed (line $LINENO): $BASH_COMMAND" >&2; echo "0 passed, 1 failed"' ERR
@@ -80,6 +82,17 @@ else
 fi
 
 rm -rf "$work" && mkdir -p "$work"
+
+# The floor program of issue 15 (bench/floor/sysfs_floor.rs, built as bench/bench.py builds it):
+# reads only what query's answer needs; q15 times it next to mdtune on the guest's real sysfs.
+floor=$work/sysfs_floor
+if ! rustc --edition 2021 -C opt-level=3 -C panic=abort -C strip=symbols --target x86_64-unknown-linux-musl \
+  -o "$floor" "$repo/bench/floor/sysfs_floor.rs"; then
+  echo "tests/vm: rustc of bench/floor/sysfs_floor.rs for x86_64-unknown-linux-musl failed" >&2
+  echo "tests/vm: (missing target? rustup target add x86_64-unknown-linux-musl, done by .ci/setup.sh)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
 # mbr IMAGE N: N Linux-raid (0xfd) partitions of equal size from 1 MiB to the end.
 mbr() {
@@ -196,13 +209,29 @@ boot() {
   echo "$series $abi $mp $rc $phase $((SECONDS - t0)) $cpu" >"$dir/$phase/boot.txt"
 }
 
+# chosen SERIES: whether MDTUNE_VM_ONLY selects it (unset: every series). Each word of it is a
+# series' exact name (that series only) or else a substring ("backports": both backports series).
+chosen() {
+  local word names
+  [ -n "${MDTUNE_VM_ONLY:-}" ] || return 0
+  names=$(awk '{print $1}' "$cache/kernels.list")
+  for word in $MDTUNE_VM_ONLY; do
+    if grep -qxF -- "$word" <<<"$names"; then
+      [ "$1" = "$word" ] && return 0
+    else
+      case "$1" in *"$word"*) return 0 ;; esac
+    fi
+  done
+  return 1
+}
+
 runs=()
 while read -r series abi <&3; do
-  case "$series" in *"${MDTUNE_VM_ONLY:-}"*) ;; *) continue ;; esac
+  chosen "$series" || continue
   t_kernel=$SECONDS
   mkdir -p "$work/$series"
   python3 "$here/initramfs.py" --moddir "$(kernel_file "$abi" moddir)" --cache "$cache" --mdtune "$bin" \
-    --out "$work/$series/initrd.gz" >"$work/$series/modules.txt"
+    --floor "$floor" --out "$work/$series/initrd.gz" >"$work/$series/modules.txt"
   boot "$series" "$abi" first
   boot "$series" "$abi" second
   rm -f "$work/$series"/*.img

@@ -6,7 +6,8 @@
 #            failed member, rotational and non-rotational virtio-scsi next to NVMe, a negative
 #            speed_limit_max, a running reshape (and, with udev running, IMSM with and without mdmon);
 #            i8 a rollback that must restore the stripe cache before the preread threshold
-#   q15      (one kernel series) query's time and system calls on these arrays, real sysfs
+#   q15      (one kernel series) query's time and system calls on these arrays, real sysfs, next to
+#            the floor program (both its ways) that reads only what query's answer needs
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, change events during a resync and for an inactive array, revert,
 #            re-assembly straight after persist, the rule's time per event
@@ -188,15 +189,53 @@ fi
 umount "$ro" 2>/dev/null
 val i8.after md0 stripe_cache_size preread_bypass_threshold
 
-# q15 (issue 15): query's time and system calls on real sysfs, on one kernel series.
+# q15 (issue 15), on one kernel series: query's time and system calls on real sysfs next to the
+# floor program (bench/floor/sysfs_floor.rs, /usr/bin/sysfs_floor), which reads only the files and
+# lists only the directories query's answer needs, in its two ways of counting a disk's queues:
+# "floor" lists mq/, "links" (--mq-links) takes mq/'s link count, as mdtune does. All get the
+# benchmark's job: its three settings on md* (bench/bench.py), root /. First one run of each,
+# recorded, so check.py can show they found the same arrays and members (this also warms sysfs's
+# inodes for all); then 7 rounds, the order rotated every round, each run between two kernel log
+# marks (microseconds); then one run of each under strace -f -c.
 if grep -qw vm.strace=1 /proc/cmdline; then
+  Q15_ATTRS="group_thread_cnt stripe_cache_size sync_speed_max"
+  Q15='{"state":"query","arrays":[{"name":"md*","group_thread_cnt":4,"stripe_cache_size":4096,"sync_speed_max":500000}]}'
+  echo "$Q15" >/tmp/q15.json
   fact q15.arrays "$(ls -d /sys/block/md*/md | wc -l)"
-  for n in 1 2 3 4 5; do
-    mark "q15.$n.start"; echo '{"state":"query"}' | mdtune >/dev/null 2>&1; mark "q15.$n.end"
+  # q15_run mdtune|floor|links: one run; stdin from a file (no pipe, no extra fork).
+  q15_run() {
+    case $1 in
+      mdtune) mdtune </tmp/q15.json ;;
+      floor) sysfs_floor / $Q15_ATTRS ;;
+      links) sysfs_floor --mq-links / $Q15_ATTRS ;;
+    esac
+  }
+  mdt q15 "$Q15"
+  for who in floor links; do
+    q15_run $who >/tmp/floor.out 2>/tmp/floor.err; rc=$?
+    fact q15.$who.rc "$rc $(tr '\n' ' ' </tmp/floor.err)"
+    block q15.$who </tmp/floor.out
   done
-  echo '{"state":"query"}' | strace -f -c -o /tmp/strace.sum mdtune >/dev/null 2>&1
-  fact q15.strace.rc $?
-  block q15.strace </tmp/strace.sum
+  at q15-timed
+  rcs=
+  for n in 1 2 3 4 5 6 7; do
+    case $((n % 3)) in 1) order="mdtune floor links" ;; 2) order="floor links mdtune" ;; *) order="links mdtune floor" ;; esac
+    for who in $order; do
+      mark "q15.$who.$n.start"; q15_run $who >/dev/null 2>&1; rc=$?; mark "q15.$who.$n.end"
+      rcs="$rcs $who.$n=$rc"
+    done
+  done
+  fact q15.rcs "$rcs"
+  # strace and its tracee on one vCPU: under TCG every stop handed between two vCPUs costs
+  # milliseconds (the counts do not depend on it).
+  at q15-strace
+  taskset 1 strace -f -c -o /tmp/strace.mdtune mdtune </tmp/q15.json >/dev/null 2>&1
+  fact q15.mdtune.strace.rc $?
+  taskset 1 strace -f -c -o /tmp/strace.floor sysfs_floor / $Q15_ATTRS >/dev/null 2>&1
+  fact q15.floor.strace.rc $?
+  taskset 1 strace -f -c -o /tmp/strace.links sysfs_floor --mq-links / $Q15_ATTRS >/dev/null 2>&1
+  fact q15.links.strace.rc $?
+  for who in mdtune floor links; do block q15.$who.strace </tmp/strace.$who; done
 fi
 
 # i5 a running reshape: md7 raid5 grown from 3 to 4 members, throttled by its own sync_speed_max.
