@@ -36,3 +36,6 @@ $(echo "$sizes" | awk '/^[a-z0-9_]+-unknown-linux-[a-z]+: /{t=$1; sub(":","",t);
 
 python3 bench/bench.py --bin "mdtune=$work/mdtune" --mkroot "$work/mkroot" \
   --venv "$venv" --salt-modules "$PWD/module_utils/salt" --out "$out" --preamble "$preamble" "$@"
+
+# mdtune and the floor side by side (section 5), on the terminal too.
+sed -n '/^## 5\./,/^System calls by name/p' "$out"
