@@ -9,8 +9,8 @@
 //! - a device with entries in `slaves/` (device-mapper, a nested md array) is followed down
 //!   through all of them, even when it shows an `mq/` of its own (request-based dm-multipath's
 //!   `mq/0` says nothing about the hardware);
-//! - a disk with `mq/` counts its numbered `mq/*` directories, except that a rotational disk
-//!   counts as [`kernel::ROTATIONAL_QUEUES`];
+//! - a disk with `mq/` counts its numbered `mq/*` directories (from `mq/`'s link count, see
+//!   `crate::device`), except that a rotational disk counts as [`kernel::ROTATIONAL_QUEUES`];
 //! - an NVMe multipath head (no `mq/`) is followed to its path devices `nvmeXcYnZ`.
 //!
 //! A member reached through several devices counts as the smallest of them. Only active members
