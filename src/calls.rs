@@ -140,32 +140,47 @@ fn openat2(
     }
     // struct open_how { u64 flags; u64 mode; u64 resolve; }
     let how: [u64; 3] = [u64::from((flags | O_CLOEXEC) as u32), 0, resolve];
-    // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
-    // both outlive the call; the descriptor is borrowed for it.
-    let fd = with_c_path(path, |c_path| unsafe {
-        ffi::syscall(
-            SYS_OPENAT2,
-            std::ffi::c_long::from(dir.as_raw_fd()),
-            c_path,
-            how.as_ptr(),
-            std::mem::size_of_val(&how),
-        )
-    })?;
-    if let Ok(fd) = i32::try_from(fd) {
-        if fd >= 0 {
-            // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
-            return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }));
+    const EPERM: i32 = 1;
+    const EAGAIN: i32 = 11;
+    const ENOSYS: i32 = 38;
+    let mut attempts = 0;
+    loop {
+        // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
+        // both outlive the call; the descriptor is borrowed for it.
+        let fd = with_c_path(path, |c_path| unsafe {
+            ffi::syscall(
+                SYS_OPENAT2,
+                std::ffi::c_long::from(dir.as_raw_fd()),
+                c_path,
+                how.as_ptr(),
+                std::mem::size_of_val(&how),
+            )
+        })?;
+        if let Ok(fd) = i32::try_from(fd) {
+            if fd >= 0 {
+                // SAFETY: the kernel just returned `fd`, open and owned by nobody else.
+                return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }));
+            }
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            // RESOLVE_BENEATH walks that cross a `..` (every sysfs link has them) fail with
+            // EAGAIN when any rename or mount anywhere on the system raced with the walk, as
+            // openat2(2) says: the walk is simply made again.
+            Some(EAGAIN) if attempts < OPENAT2_ATTEMPTS => attempts += 1,
+            Some(ENOSYS | EPERM) => {
+                NO_OPENAT2.store(true, Ordering::Relaxed);
+                return Ok(None);
+            }
+            _ => return Err(e),
         }
     }
-    let e = io::Error::last_os_error();
-    const EPERM: i32 = 1;
-    const ENOSYS: i32 = 38;
-    if !matches!(e.raw_os_error(), Some(ENOSYS | EPERM)) {
-        return Err(e);
-    }
-    NO_OPENAT2.store(true, Ordering::Relaxed);
-    Ok(None)
 }
+
+/// How many times a walk that raced with a rename or mount elsewhere is made again (EAGAIN).
+/// Each retry follows a rename on the system during the few microseconds of one walk; a host
+/// renaming that often for this long is one the run reports an error for rather than spins on.
+const OPENAT2_ATTEMPTS: u32 = 1000;
 
 /// Opens the relative `path` (several components) in `dir` when no component is a symlink, so it
 /// is inside `dir`: one `openat2(RESOLVE_NO_SYMLINKS)`, or, without it, [`walk_no_symlinks`].

@@ -207,30 +207,68 @@ fn wait_until(mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Plays `steps` on the FIFO at `path` for process `pid`; returns what was written to it. Before
-/// answering the next read it waits until the process has closed the FIFO, so two answers never
-/// run into one read.
+/// How many bytes wait in the pipe behind `f` (`ioctl(FIONREAD)`; std has no wrapper).
+fn unread(f: &File) -> usize {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn ioctl(fd: i32, request: std::ffi::c_ulong, ...) -> i32;
+    }
+    const FIONREAD: std::ffi::c_ulong = 0x541B;
+    let mut n: i32 = 0;
+    // SAFETY: FIONREAD writes one int to the pointer, which outlives the call.
+    let rc = unsafe { ioctl(f.as_raw_fd(), FIONREAD, &mut n as *mut i32) };
+    assert_eq!(
+        rc,
+        0,
+        "ioctl(FIONREAD): {}",
+        std::io::Error::last_os_error()
+    );
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// Plays `steps` on the FIFO at `path` for process `pid`; returns what was written to it.
+///
+/// mdtune reads an attribute with one `read` and closes it, so an answer needs no end of file.
+/// The writer therefore stays open across consecutive answers: each answer is written only once
+/// the previous one has been read out of the pipe (FIONREAD), and the pipe keeps it for the next
+/// open. Closing the writer between two reads instead would race with a fast re-open, which
+/// pairs with the writer still open and then reads an empty end of file. The writer is closed
+/// before a write step (mdtune's open for writing cannot pair with it), and that step reads
+/// to the end of file, that is until mdtune closes.
 fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
     thread::spawn(move || {
         let mut written = Vec::new();
+        let mut writer: Option<File> = None;
         for step in steps {
             match step {
                 Step::Serve(text) => {
-                    // open(2) returns once the process is opening the FIFO to read; wait until
-                    // its descriptor is in place, answer, and wait until it has read to the end
-                    // and closed, so the next answer cannot run into this read.
-                    let mut w = OpenOptions::new().write(true).open(&path).unwrap();
-                    wait_until(|| holds(pid, &path));
-                    w.write_all(text.as_bytes()).unwrap();
-                    drop(w);
-                    wait_until(|| !holds(pid, &path));
+                    // The first answer's open returns once mdtune is opening the FIFO to read.
+                    let w = writer
+                        .get_or_insert_with(|| OpenOptions::new().write(true).open(&path).unwrap());
+                    wait_until(|| unread(w) == 0);
+                    loop {
+                        // No reader at this instant (closed, not yet open again): EPIPE; wait
+                        // for the next open and write again.
+                        wait_until(|| holds(pid, &path));
+                        match w.write_all(text.as_bytes()) {
+                            Ok(()) => break,
+                            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => continue,
+                            Err(e) => panic!("writing the FIFO: {e}"),
+                        }
+                    }
                 }
                 Step::Consume => {
+                    if let Some(w) = writer.take() {
+                        wait_until(|| unread(&w) == 0);
+                    }
                     let mut s = String::new();
                     File::open(&path).unwrap().read_to_string(&mut s).unwrap();
                     written.push(s);
                 }
             }
+        }
+        if let Some(w) = writer.take() {
+            wait_until(|| unread(&w) == 0);
         }
         written
     })

@@ -592,3 +592,44 @@ fn every_layout_reads_the_same_with_and_without_openat2() {
         );
     }
 }
+
+#[test]
+fn renames_elsewhere_on_the_host_do_not_hide_arrays_or_members() {
+    // A confined walk through sysfs's `..` links fails with EAGAIN when any rename anywhere on
+    // the system races with it (openat2(2)); real hosts rename files all the time (every atomic
+    // write). The walk must be made again, never taken for a missing array or member.
+    let dir = scratch("renames");
+    let mut r = FakeRoot::new(&dir, 64);
+    for n in 0..6 {
+        let disks: Vec<String> = (0..4).map(|c| r.nvme(n * 10 + c, 8)).collect();
+        let d: Vec<&str> = disks.iter().map(String::as_str).collect();
+        r.md(&format!("md{n}"), &MdSpec::level("raid5", n + 1), &d);
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let renamers: Vec<_> = (0..2)
+        .map(|t| {
+            let (stop, base) = (stop.clone(), dir.join(format!("churn{t}")));
+            std::thread::spawn(move || {
+                fs::write(&base, "x").unwrap();
+                let other = base.with_extension("b");
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    fs::rename(&base, &other).unwrap();
+                    fs::rename(&other, &base).unwrap();
+                }
+            })
+        })
+        .collect();
+    for round in 0..20 {
+        let out = run(&dir, json!({"state": "query"}));
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        let arrays = out.json["arrays"].as_array().unwrap();
+        assert_eq!(arrays.len(), 6, "round {round}: {}", out.stdout);
+        for a in arrays {
+            assert_eq!(a["hw_queues"], 8, "round {round}: {a}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in renamers {
+        t.join().unwrap();
+    }
+}
