@@ -4,7 +4,8 @@
 //! A [`Device`] is a path from `sys/` through the kernel's links
 //! (`block/md0/md/dev-nvme0n1/block`), never opened itself: each file or directory under it is
 //! opened with one `openat2(RESOLVE_BENEATH)` from `sys/`, and the kernel refuses any walk that
-//! would leave `sys/` (a `..` too many, an absolute link). Following a member thus costs no system
+//! would leave `sys/` (a `..` too many, an absolute link; a walk that races with a rename
+//! elsewhere is made again, `crate::calls`). Following a member thus costs no system
 //! call of its own: reading its `mq/` is one open, as for a program that trusts every link. Only a
 //! partition's disk is opened, to learn its name from the kernel (`/proc/self/fd`).
 //!
