@@ -126,10 +126,8 @@ impl<'a> Devices<'a> {
         }
     }
 
-    /// How many entries subdirectory `sub` of `dev` has, and how many of them `pick` accepts.
-    /// When its link count tells how many subdirectories it has (sysfs, tmpfs), that is both
-    /// numbers and nothing is listed: the kernel's `mq/` holds only its numbered queue
-    /// directories.
+    /// How many entries subdirectory `sub` of `dev` has, and how many of them `pick` accepts
+    /// (from its link count where that tells: `Dir::count_sub`).
     pub(crate) fn count(
         &self,
         dev: &Device,
@@ -137,17 +135,8 @@ impl<'a> Devices<'a> {
         pick: fn(&str) -> bool,
     ) -> io::Result<(u64, u64)> {
         match &dev.at {
-            At::Path(p) => {
-                let path = [p.as_str(), sub];
-                match self.sys.subdirs_under(&path)? {
-                    Some(n) => Ok((n, n)),
-                    None => self.sys.count_under(&path, pick),
-                }
-            }
-            At::Open(dir) => Ok(match dir.subdirs(sub) {
-                Some(n) => (n, n),
-                None => dir.count_sub(sub, pick),
-            }),
+            At::Path(p) => self.sys.count_under(&[p, sub], pick),
+            At::Open(dir) => Ok(dir.count_sub(sub, pick)),
         }
     }
 

@@ -4,11 +4,11 @@
 //! (the root's `sys/`, or the root). Everything in it is reached relative to its descriptor:
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
 //! with one `read` into one reused page; subdirectories are opened the same way; directories are
-//! listed with `getdents64` into one reused buffer. Only a link that must be followed
-//! (`sys/block/md0`, `md/dev-nvme0n1/block`, `slaves/dm-0`) is resolved: opened once, and its real
-//! path, as the kernel reports it in `/proc/self/fd`, checked against the confining directory.
-//! Confinement thus costs one `readlink` per link instead of one per path component of every
-//! path (docs/performance.md has the figures).
+//! listed with `getdents64` into one reused buffer. Paths through links below a directory
+//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::device`) are opened in one
+//! `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it. Without `openat2` (kernels before
+//! 5.6), a link that must be followed is opened once and its real path, as the kernel reports
+//! it in `/proc/self/fd`, checked against the confining directory ([`Dir::follow`]).
 //!
 //! The system calls std lacks come from `crate::calls`; reading and closing go through std
 //! ([`File`], [`OwnedFd`]).
@@ -199,43 +199,18 @@ impl Dir {
         read_link_at(Some(self.fd.as_fd()), name)
     }
 
-    /// Calls `f` with each entry name of this directory, in the order the file system gives
-    /// them, allocating nothing.
-    pub(crate) fn for_each(&self, f: &mut dyn FnMut(&str)) -> io::Result<()> {
-        for_each_in(&self.fd, f)
-    }
-
     /// This directory's entry names, sorted.
     pub(crate) fn list(&self) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        self.for_each(&mut |name| names.push(name.to_string()))?;
-        names.sort();
-        Ok(names)
-    }
-
-    /// How many subdirectories subdirectory `name` (not a link) has, from its link count (see
-    /// [`subdirs`]); `None` when it is absent or its link count does not tell.
-    pub(crate) fn subdirs(&self, name: &str) -> Option<u64> {
-        let fd = open_at(
-            Some(self.fd.as_fd()),
-            name,
-            O_PATH | O_DIRECTORY | O_NOFOLLOW,
-        )
-        .ok()?;
-        subdirs(fd).ok().flatten()
+        names_in(&self.fd)
     }
 
     /// How many entries subdirectory `name` (not a link) has, and how many of them `pick`
-    /// accepts: (0, 0) when it is absent. Allocates nothing (`mq/` of every disk is counted).
+    /// accepts (see [`count_in`]): (0, 0) when it is absent.
     pub(crate) fn count_sub(&self, name: &str, pick: fn(&str) -> bool) -> (u64, u64) {
-        let (mut all, mut picked) = (0, 0);
-        if let Ok(Some(d)) = self.sub(name) {
-            let _ = d.for_each(&mut |entry| {
-                all += 1;
-                picked += u64::from(pick(entry));
-            });
+        match self.sub(name) {
+            Ok(Some(d)) => count_in(d.fd, pick).unwrap_or_default(),
+            _ => (0, 0),
         }
-        (all, picked)
     }
 }
 
@@ -304,20 +279,9 @@ impl Dir {
 
     /// The entry names of the directory at `path` below this one, sorted; empty when absent.
     pub(crate) fn list_under(&self, path: &[&str]) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        if let Some(fd) = self.open_under(path, O_DIRECTORY)? {
-            for_each_in(&fd, &mut |name| names.push(name.to_string()))?;
-        }
-        names.sort();
-        Ok(names)
-    }
-
-    /// How many subdirectories the directory at `path` below this one has, from its link count
-    /// (see [`subdirs`]); `Ok(None)` when it is absent or its link count does not tell.
-    pub(crate) fn subdirs_under(&self, path: &[&str]) -> io::Result<Option<u64>> {
-        match self.open_under(path, O_PATH | O_DIRECTORY)? {
-            Some(fd) => subdirs(fd),
-            None => Ok(None),
+        match self.open_under(path, O_DIRECTORY)? {
+            Some(fd) => names_in(&fd),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -327,14 +291,10 @@ impl Dir {
         path: &[&str],
         pick: fn(&str) -> bool,
     ) -> io::Result<(u64, u64)> {
-        let (mut all, mut picked) = (0, 0);
-        if let Some(fd) = self.open_under(path, O_DIRECTORY)? {
-            for_each_in(&fd, &mut |entry| {
-                all += 1;
-                picked += u64::from(pick(entry));
-            })?;
+        match self.open_under(path, O_DIRECTORY)? {
+            Some(fd) => count_in(fd, pick),
+            None => Ok((0, 0)),
         }
-        Ok((all, picked))
     }
 }
 
@@ -342,15 +302,34 @@ impl Dir {
 /// the file; opening it runs none of the file's code.
 const O_PATH: i32 = 0o10000000;
 
-/// How many subdirectories the directory `fd` has, from its link count: sysfs (kernfs) gives a
-/// directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs and ext4 do, so counting
-/// a disk's `mq/<N>` queues costs one `fstat` instead of a listing. `None` when the count is 2
-/// or less: no subdirectory, or a file system that does not count them (btrfs gives 1), so the
-/// caller lists the directory instead.
-fn subdirs(fd: OwnedFd) -> io::Result<Option<u64>> {
+/// How many entries the open directory `fd` has, and how many of them `pick` accepts. When its
+/// link count tells how many subdirectories it has, that is both numbers and nothing is listed:
+/// sysfs (kernfs) gives a directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs
+/// and ext4 do, and the kernel's `mq/` holds only its numbered queue directories, so counting a
+/// disk's queues costs one `fstat` instead of a listing. A count of 2 or less (no subdirectory,
+/// or a file system that does not count them: btrfs gives 1) lists the directory instead,
+/// allocating nothing.
+fn count_in(fd: OwnedFd, pick: fn(&str) -> bool) -> io::Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let nlink = File::from(fd).metadata()?.nlink();
-    Ok((nlink > 2).then(|| nlink - 2))
+    let dir = File::from(fd);
+    let nlink = dir.metadata()?.nlink();
+    if nlink > 2 {
+        return Ok((nlink - 2, nlink - 2));
+    }
+    let (mut all, mut picked) = (0, 0);
+    for_each_in(&OwnedFd::from(dir), &mut |entry| {
+        all += 1;
+        picked += u64::from(pick(entry));
+    })?;
+    Ok((all, picked))
+}
+
+/// The entry names of the open directory `fd`, sorted.
+fn names_in(fd: &OwnedFd) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for_each_in(fd, &mut |name| names.push(name.to_string()))?;
+    names.sort();
+    Ok(names)
 }
 
 /// Calls `f` with each entry name of the open directory `fd` (`getdents64` into the one
@@ -518,8 +497,10 @@ mod tests {
         );
         assert_eq!(sys_dir.read_under(&["block/disk0", "none"]).unwrap(), None);
         assert_eq!(
-            sys_dir.subdirs_under(&["block/disk0", "mq"]).unwrap(),
-            Some(2)
+            sys_dir
+                .count_under(&["block/disk0", "mq"], |_| true)
+                .unwrap(),
+            (2, 2)
         );
         assert_eq!(sys_dir.list_under(&["block/disk0/mq"]).unwrap(), ["0", "1"]);
         assert!(sys_dir
