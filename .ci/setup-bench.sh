@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the benchmarks and tests/no_writes_when_converged.rs need: strace (the test
+# Installs what the benchmarks and tests/integration/no_writes_when_converged.rs need: strace (the test
 # traces the binary's opens), file (bench/build-release.sh), the aarch64 targets, rust-src and
 # cargo-zigbuild for the release builds. Idempotent; run by .ci/setup.sh.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the reliability suites need: a nightly toolchain and cargo-fuzz for the fuzz suite
-# (tests/fuzz/run.sh), and strace for tests/security.rs (setpriv, mknod and mkfifo come with
+# (tests/fuzz/run.sh), and strace for tests/integration/security.rs (setpriv, mknod and mkfifo come with
 # util-linux and coreutils). Idempotent: each step is skipped when its tool is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 //! `cargo run --example mkroot -- demo DIR` writes the demo host (what `examples/demo-host` holds);
 //! `cargo run --example mkroot -- bench DIR ARRAYS [DRIVES [QUEUES]]` writes a host of ARRAYS raid5
 //! arrays, each over DRIVES NVMe drives (default 8) with QUEUES hardware queues (default 64).
-#[path = "../tests/common/fakeroot.rs"]
+#[path = "../tests/integration/common/fakeroot.rs"]
 mod fakeroot;
 
 use std::path::Path;

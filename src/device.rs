@@ -11,7 +11,7 @@
 //!
 //! Kernels without `openat2` (before 5.6) take the older way: every device directory is opened
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
-//! calls per link. Both ways give the same answers; `tests/layouts.rs` runs the layouts both ways.
+//! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the layouts both ways.
 
 use crate::dirfd::{trimmed, Dir};
 use std::io;

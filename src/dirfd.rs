@@ -487,7 +487,7 @@ mod tests {
         symlink(sys.join("devices/disk0"), sys.join("block/absolute")).unwrap();
         let sys_dir = Dir::open(&sys).unwrap();
         // Needs openat2 (Linux 5.6+): without it every call below fails "openat2 is not
-        // available" (tests/layouts.rs checks that the layouts read the same either way).
+        // available" (tests/integration/layouts.rs checks that the layouts read the same either way).
         assert_eq!(
             sys_dir
                 .read_under(&["block/disk0/size"])

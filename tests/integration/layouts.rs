@@ -3,10 +3,8 @@
 //! the stack, member roles, NUMA, rotational disks behind SAS HBAs, reshapes, external metadata
 //! and mdmon, values the kernel prints negative or not at all, and rollback order.
 
-mod common;
-
-use common::fakeroot::{FakeRoot, MdSpec, Use};
-use common::{run, run_unprivileged, scratch};
+use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
+use crate::common::{run, run_unprivileged, scratch};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -20,7 +18,7 @@ fn strs(v: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
-fn warnings(r: &common::Run) -> String {
+fn warnings(r: &crate::common::Run) -> String {
     r.json["warnings"].to_string()
 }
 
@@ -508,7 +506,7 @@ fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
 /// Runs `mdtune -` with `input` under strace, tracing `openat2`; with `inject` every one fails
 /// with ENOSYS, as on a kernel before 5.6. Returns the report and how many `openat2` calls
 /// strace saw.
-fn traced(root: &Path, mut input: Value, inject: bool) -> (common::Run, usize) {
+fn traced(root: &Path, mut input: Value, inject: bool) -> (crate::common::Run, usize) {
     input["root"] = Value::String(root.display().to_string());
     let log = root.join(format!("openat2-{inject}.strace"));
     let mut cmd = Command::new("strace");
@@ -518,11 +516,11 @@ fn traced(root: &Path, mut input: Value, inject: bool) -> (common::Run, usize) {
     if inject {
         cmd.args(["-e", "inject=openat2:error=ENOSYS"]);
     }
-    cmd.args([common::bin(), "-"]);
+    cmd.args([crate::common::bin(), "-"]);
     if let Err(e) = Command::new("strace").arg("-V").output() {
         panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
     }
-    let out = common::run_command(cmd, &input.to_string());
+    let out = crate::common::run_command(cmd, &input.to_string());
     let calls = fs::read_to_string(&log)
         .expect("strace wrote no log")
         .lines()

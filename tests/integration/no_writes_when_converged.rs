@@ -7,10 +7,8 @@
 //! writable opens under the same root, or the strace log is not what the check thinks it is.
 //! strace is required: without it the tests fail and say how to install it.
 
-mod common;
-
-use common::fakeroot::bench_host;
-use common::{bin, scratch};
+use crate::common::fakeroot::bench_host;
+use crate::common::{bin, scratch};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -251,7 +249,7 @@ fn a_converged_present_reads_each_array_once_when_the_lock_file_exists() {
 fn a_refusal_under_an_existing_lock_is_exit_2_and_writes_nothing() {
     let (dir, root) = host("refusal-under-lock");
     traced_run(&dir, &root, desired(&root), "first");
-    let before = common::snapshot(&root);
+    let before = crate::common::snapshot(&root);
     let mut input = desired(&root);
     input["arrays"] = json!([{"name": "md9", "stripe_cache_size": 4096}]);
     let refused = traced_run(&dir, &root, input, "refused");
@@ -262,7 +260,7 @@ fn a_refusal_under_an_existing_lock_is_exit_2_and_writes_nothing() {
         refused.json
     );
     assert!(
-        common::snapshot(&root) == before,
+        crate::common::snapshot(&root) == before,
         "a refused run changed a file"
     );
     let _ = fs::remove_dir_all(&dir);

@@ -11,10 +11,8 @@
 //! between two writes) drive `inventory::read`, `plan::plan` and `apply::apply` directly; the
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
-mod common;
-
-use common::fakeroot::demo_host;
-use common::{assert_same_values, bin, kernel_snapshot, scratch};
+use crate::common::fakeroot::demo_host;
+use crate::common::{assert_same_values, bin, kernel_snapshot, scratch};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
 use mdtune::inventory::{self, Inventory, Scope};
 use mdtune::plan::{self, Plan};

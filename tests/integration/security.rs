@@ -4,10 +4,8 @@
 //! outside the fixed list, start another program, or write anywhere but the paths the contract
 //! names. All through the real binary on fake roots.
 
-mod common;
-
-use common::fakeroot::{self, demo_host, FakeRoot, MdSpec};
-use common::{bin, run, run_args, scratch};
+use crate::common::fakeroot::{self, demo_host, FakeRoot, MdSpec};
+use crate::common::{bin, run, run_args, scratch};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -542,7 +540,7 @@ fn persisted_files_and_the_lock_are_never_written_through_a_link_out_of_the_root
         "written outside the root (run exited {}): {written:?}",
         out.code
     );
-    // run/ and usr/ are top-level: refused before anything is read (tests/confinement.rs).
+    // run/ and usr/ are top-level: refused before anything is read (tests/integration/confinement.rs).
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(out.msg().contains("leads out of the root"), "{}", out.msg());
     // With run/ and usr/ inside the root, the persisted files still refuse the linked etc/mdtune

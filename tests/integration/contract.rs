@@ -1,10 +1,8 @@
 //! The module contract (sections 1-5), one test per promise, run through the real binary on fake
 //! roots that mirror the kernel's sysfs layout.
 
-mod common;
-
-use common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
+use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
+use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
 use serde_json::json;
 use std::fs;
 
@@ -558,7 +556,7 @@ fn unusable_roots_exit_2_naming_the_path_and_what_is_wrong_in_every_state() {
 #[test]
 fn a_non_utf8_argument_exits_2_without_a_panic() {
     use std::os::unix::ffi::OsStrExt;
-    let out = std::process::Command::new(common::bin())
+    let out = std::process::Command::new(crate::common::bin())
         .arg(std::ffi::OsStr::from_bytes(b"/tmp/args-\xff"))
         .output()
         .unwrap();

@@ -15,10 +15,8 @@
 //! hosts are driven through the real binary. `MDTUNE_PROPERTY_RUNS` and `MDTUNE_PROPERTY_SEED`
 //! change the amount and the seed; a failure names the seed, the host and the step.
 
-mod common;
-
-use common::fakeroot::{FakeRoot, MdSpec};
-use common::run_args;
+use crate::common::fakeroot::{FakeRoot, MdSpec};
+use crate::common::run_args;
 use mdtune::run::{self, Exit};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -651,7 +649,7 @@ fn random_runs_on_random_hosts_keep_every_report_true() {
     let seed: u64 = env("MDTUNE_PROPERTY_SEED")
         .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
         .unwrap_or(0x6d64_7475_6e65_0001);
-    let scratch = common::scratch("property");
+    let scratch = crate::common::scratch("property");
     let mut codes = BTreeMap::new();
     if let Some(host) = env("MDTUNE_PROPERTY_HOST").and_then(|s| s.parse().ok()) {
         run_host(seed, host, &scratch, &mut codes);

@@ -2,10 +2,8 @@
 //! run, a converged second run, a simulated reboot, the udev replay for one array, a repeated
 //! udev event, revert and a second revert.
 
-mod common;
-
-use common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot};
+use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
+use crate::common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,14 @@
+//! The integration tests, one binary (as ripgrep does): each module is a promise of the
+//! interface (docs/reference.md) tested through the real binary on fake roots, except `faults`
+//! and `property`, which also drive the library face directly.
+
+mod common;
+mod concurrency;
+mod confinement;
+mod contract;
+mod faults;
+mod layouts;
+mod no_writes_when_converged;
+mod persistence;
+mod property;
+mod security;
