@@ -68,6 +68,31 @@ fn isolated_cpus_do_not_count_toward_the_ceiling() {
 }
 
 #[test]
+fn the_kernels_mask_for_unbound_work_decides_which_cpus_count() {
+    let dir = scratch("unbound-mask");
+    let mut r = FakeRoot::new(&dir, 8);
+    nvme_raid5(&mut r, 8);
+    // nohz_full=6-7 without isolcpus: cpu/isolated is empty, but on 6.1 and 6.12 the kernel
+    // keeps unbound work off those CPUs (and on 7.x it does not): its mask says which.
+    r.set_unbound_cpumask("3f");
+    assert_eq!(threads(&dir, json!({})), 6, "CPUs 0-5 in workqueue/cpumask");
+    // The mask wins over cpu/isolated, which it already reflects.
+    r.set_isolated("5");
+    r.set_unbound_cpumask("1f");
+    assert_eq!(threads(&dir, json!({})), 5);
+    // raid5wq's own mask narrows it, unless they share no CPU (then the kernel uses the
+    // unbound mask alone).
+    r.set_raid5wq_cpumask("0f");
+    assert_eq!(threads(&dir, json!({})), 4);
+    r.set_raid5wq_cpumask("c0");
+    assert_eq!(threads(&dir, json!({})), 5);
+    // Comma-separated 32-bit groups, more CPUs than online: only online ones count.
+    r.set_raid5wq_cpumask("ffffffff,ffffffff");
+    r.set_unbound_cpumask("00000000,00000000,0000000f");
+    assert_eq!(threads(&dir, json!({})), 4);
+}
+
+#[test]
 fn a_virtio_blk_disk_counts_its_virtqueues_though_it_reads_rotational() {
     let dir = scratch("virtio-blk");
     let mut r = FakeRoot::new(&dir, 16);

@@ -9,8 +9,8 @@
 #   second boot, nvme_core.multipath=Y (queues on hidden path devices nvme0c0n1), two NUMA nodes:
 #                the same md member images and /etc disk (a real reboot); tests/vm/guest/second.sh
 #                lets udev assemble and tune the arrays, then runs what the multipath layout and NUMA need;
-#   auto boot,   a KVM guest's shape: 3 vCPUs on NUMA node 0, node 1 with memory and no CPUs,
-#                isolcpus=2, virtio-blk disks with 3 or 1 virtqueues, a fresh /etc disk;
+#   auto boot,   a KVM guest's shape: 5 vCPUs on NUMA node 0, node 1 with memory and no CPUs,
+#                isolcpus=4 nohz_full=3, virtio-blk disks with 3 or 1 virtqueues, a fresh /etc disk;
 #                tests/vm/guest/auto.sh runs auto, a map with no paths and a revert (docs/auto.md).
 # tests/vm/check.py asserts on what the guests reported and prints "N passed, N failed".
 #
@@ -134,7 +134,7 @@ second_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:2:2 MDT5:4:2 MDT6:4:0 MDT7
 first_scsi="0:7200:2 1:1:2 2:1:0"
 # The auto boot: the /etc disk, and virtio-blk disks SERIAL:VIRTQUEUES:PARTITIONS (guest/auto.sh).
 auto_nvme="ETC0:1:0"
-auto_vd="V0:3:0 V1:3:0 V2:3:0 V3:3:2 V4:3:2 V5:1:2 V6:3:0 V7:3:0 V8:3:0"
+auto_vd="V0:5:0 V1:5:0 V2:5:0 V3:3:2 V4:3:2 V5:1:2 V6:3:0 V7:3:0 V8:3:0"
 
 # watched CMD...: runs QEMU; exit 124 when it runs past $boot_timeout, 125 when the guest's /init
 # printed nothing to the results port within $start_timeout (the boot stalled before /init).
@@ -159,11 +159,13 @@ boot() {
   local series=$1 abi=$2 phase=$3
   local dir=$work/$series mp=N nvme=$first_nvme scsi=$first_scsi vd="" smp=2 extra="" numa=()
   if [ "$phase" = auto ]; then
-    # Node 1 has memory and no CPUs (CXL, PMem as memory): its worker group never runs. CPU 2
-    # is isolated: unbound work (the raid5 workqueue) avoids it. auto's ceiling: 2 CPUs / 1 node.
-    nvme=$auto_nvme scsi="" vd=$auto_vd smp=3 extra=" isolcpus=2"
+    # Node 1 has memory and no CPUs (CXL, PMem as memory): its worker group never runs. CPU 4
+    # is isolated and CPU 3 nohz_full: unbound work (the raid5 workqueue) avoids both. auto's
+    # ceiling: 3 CPUs / 1 node (4 on 5.10, whose cloud kernel has no NO_HZ_FULL); the old rule
+    # gave 5 CPUs / 2 possible nodes = 2.
+    nvme=$auto_nvme scsi="" vd=$auto_vd smp=5 extra=" isolcpus=4 nohz_full=3"
     numa=(-object memory-backend-ram,id=m0,size=768M -object memory-backend-ram,id=m1,size=256M
-          -numa node,nodeid=0,cpus=0-2,memdev=m0 -numa node,nodeid=1,memdev=m1)
+          -numa node,nodeid=0,cpus=0-4,memdev=m0 -numa node,nodeid=1,memdev=m1)
   fi
   if [ "$phase" = second ]; then
     mp=Y nvme=$second_nvme scsi=

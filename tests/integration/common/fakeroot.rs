@@ -243,6 +243,24 @@ impl FakeRoot {
         write(&self.dir.join("sys/devices/system/cpu/isolated"), list);
     }
 
+    /// The kernel's mask for unbound work (`wq_unbound_cpumask`), as
+    /// `devices/virtual/workqueue/cpumask` prints it: hex, in comma-separated 32-bit groups
+    /// (`0000ffff,ffffffff`). isolcpus= takes CPUs out of it on every kernel, nohz_full= on some.
+    pub fn set_unbound_cpumask(&self, hex: &str) {
+        write(&self.dir.join("sys/devices/virtual/workqueue/cpumask"), hex);
+    }
+
+    /// The raid5 workqueue's own mask (`WQ_SYSFS`: `devices/virtual/workqueue/raid5wq/cpumask`,
+    /// there once raid456 is loaded); it runs on its CPUs within the unbound mask.
+    pub fn set_raid5wq_cpumask(&self, hex: &str) {
+        write(
+            &self
+                .dir
+                .join("sys/devices/virtual/workqueue/raid5wq/cpumask"),
+            hex,
+        );
+    }
+
     /// An mdmon for `container`: `run/mdadm/<container>.pid` naming `pid`, whose
     /// `proc/<pid>/comm` is `comm` (`None`: the process is gone).
     pub fn mdmon(&self, container: &str, pid: u32, comm: Option<&str>) {

@@ -1,16 +1,16 @@
 #!/bin/sh
 # The VM suite's third boot (docs/auto.md on a real kernel), run by /init: a KVM-guest-like host
-# with 3 vCPUs on NUMA node 0, node 1 with memory and no CPUs, isolcpus=2, and virtio-blk disks
-# with several virtqueues. Records: lib.sh. In order:
-#   a1  auto with max 64 on md30 (raid5 over virtio-blk disks, queue/rotational 1, 3 virtqueues
+# with 5 vCPUs on NUMA node 0, node 1 with memory and no CPUs, isolcpus=4 nohz_full=3, and
+# virtio-blk disks with several virtqueues. Records: lib.sh. In order:
+#   a1  auto with max 64 on md30 (raid5 over virtio-blk disks, queue/rotational 1, 5 virtqueues
 #       each) and md33 (raid5 over the raid1 arrays md31, with a 1-queue spare, and md32, with a
 #       failed 1-queue member): the raw queue counts;
-#   a2  the default auto on md30: capped at (online - isolated CPUs) / nodes with CPUs;
+#   a2  the default auto on md30: capped at the CPUs open to unbound work / nodes with CPUs;
 #   a3  md34, a raid5 whose first member is a dm-multipath map that then loses its only path
 #       (table with no path groups, queue_if_no_path): no write, a warning;
 #   a4  a revert that must restore a preread_bypass_threshold above the restored stripe cache.
 #
-# Disks by serial (virtio-blk's serial file): V0-V2 3 queues (md30); V3, V4 3 queues, 2 partitions
+# Disks by serial (virtio-blk's serial file): V0-V2 5 queues (md30); V3, V4 3 queues, 2 partitions
 # (md31, md32); V5 1 queue, 2 partitions (md31's spare, md32's failed member); V6 3 queues (the
 # multipath map's path); V7, V8 3 queues (md34's other members).
 
