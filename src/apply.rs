@@ -9,15 +9,12 @@
 //! the superblock); only attributes from [`Attr::ALL`] are written; a write target whose real path
 //! leaves `sys/` (or, for the speed limits, the root) is refused.
 
+use crate::md::{Attr, Kind, SpeedLimit, Value};
 use crate::plan::Plan;
-use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
+use crate::sys::{self, Root};
 use std::fmt;
-use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -47,21 +44,12 @@ pub enum ApplyError {
         "{target}: refusing to write {path}: it does not exist or resolves outside the root's sys/"
     )]
     Escape { target: Target, path: String },
-    #[error("cannot take the lock {path}: {source}")]
-    Lock { path: String, source: io::Error },
-    #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]
-    LockTimeout { path: String, waited_ms: u64 },
     #[error("{target}: cannot save the original value {value} for revert: {source}")]
     SaveOriginal {
         target: Target,
         value: Value,
         source: io::Error,
     },
-}
-
-/// Milliseconds as seconds with one decimal (`300` -> `0.3`), without floating point.
-fn seconds(ms: u64) -> String {
-    format!("{}.{}", ms / 1000, ms % 1000 / 100)
 }
 
 /// A value mdtune writes: an md attribute of an array, or a system speed limit.
@@ -161,25 +149,25 @@ pub struct Outcome {
 /// Writes `value` to `target` and checks the kernel kept it.
 pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
     let path = target.path(root)?;
-    let mut file = sysfs::open_for_write(&path).map_err(|source| ApplyError::Open {
+    let mut file = sys::open_for_write(&path).map_err(|source| ApplyError::Open {
         target: target.clone(),
         value,
         source,
     })?;
-    sysfs::write_value(&mut file, &sysfs::kernel_text(target.kind(), value)).map_err(|source| {
-        ApplyError::Write {
+    sys::write_value(&mut file, &crate::md::kernel_text(target.kind(), value)).map_err(
+        |source| ApplyError::Write {
             target: target.clone(),
             value,
             source,
-        }
-    })?;
+        },
+    )?;
     drop(file);
-    let text = sysfs::read(&path).map_err(|source| ApplyError::ReadBack {
+    let text = sys::read(&path).map_err(|source| ApplyError::ReadBack {
         target: target.clone(),
         source,
     })?;
     // A value the kernel did not keep (stripe_cache_size after ENOMEM reads back lower) failed.
-    if sysfs::parse_value(target.kind(), &text) != Some(value) {
+    if crate::md::parse_value(target.kind(), &text) != Some(value) {
         return Err(ApplyError::NotKept {
             target: target.clone(),
             wrote: value,
@@ -234,7 +222,7 @@ pub fn rollback_order(done: Vec<Write>) -> Vec<Write> {
     while i < order.len() {
         if let Some(array) = attr_of(&order[i], Attr::PrereadBypassThreshold) {
             let cache = (i + 1..order.len()).find(|&j| {
-                attr_of(&order[j], crate::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
+                attr_of(&order[j], crate::md::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
             });
             if let Some(j) = cache {
                 let w = order.remove(j);
@@ -260,8 +248,8 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
             .target
             .path(root)
             .ok()
-            .and_then(|p| sysfs::read(&p).ok())
-            .and_then(|t| sysfs::parse_value(w.target.kind(), &t));
+            .and_then(|p| sys::read(&p).ok())
+            .and_then(|t| crate::md::parse_value(w.target.kind(), &t));
         if live == Some(w.before) {
             continue;
         }
@@ -271,47 +259,6 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
         }
     }
     failure
-}
-
-/// The host-wide lock: one run at a time. Released when dropped.
-#[derive(Debug)]
-pub struct Lock {
-    _file: File,
-}
-
-/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
-pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
-    let run = root.run();
-    let path = run.join("mdtune.lock");
-    let err = |source| ApplyError::Lock {
-        path: path.display().to_string(),
-        source,
-    };
-    // Neither run/ nor the lock file may lead out of the root.
-    let run = root.make_dir(&run).map_err(err)?;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(sysfs::O_NOFOLLOW)
-        .open(run.join("mdtune.lock"))
-        .map_err(err)?;
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
-                sleep(Duration::from_millis(20));
-            }
-            Err(TryLockError::WouldBlock) => {
-                return Err(ApplyError::LockTimeout {
-                    path: path.display().to_string(),
-                    waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
-                })
-            }
-            Err(TryLockError::Error(e)) => return Err(err(e)),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@
 //! in a real run, the value in place when the run ended (the old one again after a rollback).
 
 use crate::apply::{Outcome, Target, Write};
-use crate::inventory::{Inventory, Member, Sync};
-use crate::plan::{Plan, Skip, Source};
+use crate::host::{Inventory, Member, Sync};
+use crate::md::Value;
+use crate::persist::Reload;
+use crate::plan::{Diff, Plan, Skip, Source};
 use crate::spec::{Spec, State};
-use crate::sysfs::Value;
 use serde::Serialize;
-use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
@@ -66,25 +66,6 @@ pub struct Persist {
     pub udev_reload: Option<Reload>,
 }
 
-/// Telling udevd that its rules changed.
-#[derive(Clone, Debug, Serialize)]
-pub struct Reload {
-    /// The command (`udevadm control --reload`).
-    pub command: &'static str,
-    /// Whether it was run: only on the host itself (root `/`) with udevd running.
-    pub ran: bool,
-    /// `reloaded`, `failed (...): ...`, or `not run: <why>`.
-    pub result: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Diff {
-    pub before_header: String,
-    pub after_header: String,
-    pub before: String,
-    pub after: String,
-}
-
 /// A value put back by a rollback or a revert.
 #[derive(Clone, Debug, Serialize)]
 pub struct Restored {
@@ -117,33 +98,12 @@ pub struct Report {
 impl Report {
     /// The report as one line of JSON, keys in the contract's order.
     pub fn to_text(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| failure(&format!("cannot encode the report: {e}")).to_string())
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            serde_json::json!({"changed": false, "failed": true, "warnings": [],
+                    "msg": format!("cannot encode the report: {e}")})
+            .to_string()
+        })
     }
-}
-
-/// The whole result of a run that failed before it could plan.
-pub fn failure(msg: &str) -> Json {
-    serde_json::json!({"changed": false, "failed": true, "msg": msg, "warnings": []})
-}
-
-/// Prints one JSON object on stdout and exits with `code`: how every run ends. Nothing useful can
-/// be done if stdout is gone; the exit status still tells.
-pub fn print_and_exit(json: &dyn std::fmt::Display, code: i32) -> ! {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{json}");
-    let _ = out.flush();
-    std::process::exit(code)
-}
-
-/// Makes a panic end the process like any failed run: one JSON failure object on stdout, exit 1,
-/// never a bare panic message. `examples/panic_report.rs` proves it in each release build.
-pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = format!("internal error (please report it): {info}");
-        print_and_exit(&failure(&msg), crate::run::Exit::Failed as i32)
-    }));
 }
 
 fn restored(w: &Write) -> Restored {

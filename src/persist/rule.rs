@@ -8,8 +8,8 @@
 //! after installing, changing or removing it, mdtune runs `udevadm control --reload` on the host
 //! itself (root `/`, udevd running), and with any other root reports what it would run.
 
-use crate::report::Reload;
-use crate::sysfs::Root;
+use crate::sys::Root;
+use serde::Serialize;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -89,6 +89,17 @@ pub fn reload_udev(root: &Root, run: bool) -> Reload {
         ran: true,
         result,
     }
+}
+
+/// Telling udevd that its rules changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reload {
+    /// The command (`udevadm control --reload`).
+    pub command: &'static str,
+    /// Whether it was run: only on the host itself (root `/`) with udevd running.
+    pub ran: bool,
+    /// `reloaded`, `failed (...): ...`, or `not run: <why>`.
+    pub result: String,
 }
 
 #[cfg(test)]

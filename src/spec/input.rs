@@ -3,11 +3,11 @@
 //! allowed. The building blocks that [`spec`](crate::spec), [`entry`](crate::entry) and
 //! [`policy`](crate::policy) validate their keys with; this module knows no key of its own.
 
-use crate::sysfs::Value;
+use crate::md::Value;
 use serde_json::{Map, Value as Json};
 
 /// The kernel's limit for `group_thread_cnt` (raid5.c rejects anything above it).
-pub const MAX_THREADS: u64 = crate::kernel::GROUP_THREAD_CNT_MAX;
+pub const MAX_THREADS: u64 = crate::md::kernel::GROUP_THREAD_CNT_MAX;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SpecError {

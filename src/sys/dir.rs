@@ -19,8 +19,8 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use crate::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at, O_DIRECTORY};
-use crate::sysfs::O_NOFOLLOW;
+use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at};
+use super::consts::{absent, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH};
 
 /// Big enough for `sys/block` of a host with about 1,000 block devices in one call.
 const DENTS_BUFFER: usize = 32 * 1024;
@@ -224,9 +224,6 @@ impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
     /// kind `PermissionDenied` when resolving it would leave this directory.
     fn open_under(&self, path: &[&str], flags: i32) -> io::Result<Option<OwnedFd>> {
-        const ENOENT: i32 = 2;
-        const ENOTDIR: i32 = 20;
-        const EXDEV: i32 = 18;
         match open_under(self.fd.as_fd(), path, flags) {
             Ok(Some(fd)) => Ok(Some(fd)),
             Ok(None) => Err(io::Error::new(
@@ -298,10 +295,6 @@ impl Dir {
     }
 }
 
-/// `O_PATH` (the same on every architecture mdtune builds for): a descriptor that only names
-/// the file; opening it runs none of the file's code.
-const O_PATH: i32 = 0o10000000;
-
 /// How many entries the open directory `fd` has, and how many of them `pick` accepts. When its
 /// link count tells how many subdirectories it has, that is both numbers and nothing is listed:
 /// sysfs (kernfs) gives a directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs
@@ -366,13 +359,6 @@ fn confined(fd: OwnedFd, path: &Path, within: &Path) -> io::Result<Dir> {
         ));
     }
     Ok(Dir { fd, path: real })
-}
-
-/// Errors that mean "no such directory here": absent, a file, or a link (ELOOP with O_NOFOLLOW).
-fn absent(e: &io::Error) -> bool {
-    const ENOTDIR: i32 = 20;
-    const ELOOP: i32 = 40;
-    e.kind() == io::ErrorKind::NotFound || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP))
 }
 
 #[cfg(test)]
@@ -459,7 +445,7 @@ mod tests {
         assert!(dev.read("linked/rotational").is_err(), "a linked directory");
         assert!(dev.read("queue/link").is_err(), "a linked file");
         // The same without openat2: openat(O_NOFOLLOW) one component at a time.
-        let walk = |p: &str| crate::calls::walk_no_symlinks(dev.fd.as_fd(), p, 0);
+        let walk = |p: &str| crate::sys::calls::walk_no_symlinks(dev.fd.as_fd(), p, 0);
         assert!(walk("queue/rotational").is_ok());
         assert_eq!(
             walk("queue/missing").unwrap_err().kind(),

@@ -8,17 +8,17 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
-use crate::device::Devices;
-use crate::dirfd::{trimmed, Dir};
-use crate::kernel;
-use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
-use crate::topology::Topology;
+use super::device::Devices;
+use super::topology::Topology;
+use crate::md::{Attr, Family, Kind, SpeedLimit, Value};
+use crate::sys::{self, Root};
+use crate::sys::{trimmed, Dir};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 
-pub use crate::topology::{Leaf, Member, Role};
+pub use super::topology::Member;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
@@ -44,7 +44,7 @@ impl InventoryError {
         match self {
             InventoryError::Parse { .. } | InventoryError::Empty { .. } => true,
             InventoryError::Read { source, .. } => {
-                matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
+                matches!(source.raw_os_error(), Some(sys::EBUSY | sys::ENODEV))
             }
             InventoryError::Number { .. } => false,
         }
@@ -234,7 +234,7 @@ fn count_list(
     file: &str,
 ) -> Result<Option<u64>, InventoryError> {
     match sys.follow(dir, root.sys()) {
-        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| sysfs::parse_cpu_list(&t))),
+        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| crate::md::parse_cpu_list(&t))),
         Err(_) => Ok(None),
     }
 }
@@ -247,12 +247,13 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         let text = root
             .confine_to_root(&path)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "missing or outside the root"))
-            .and_then(|p| sysfs::read(&p))
+            .and_then(|p| sys::read(&p))
             .map_err(|e| read_err(&path, e))?;
-        let n = sysfs::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
-            path: path.display().to_string(),
-            text: text.trim().to_string(),
-        })?;
+        let n =
+            crate::md::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
+                path: path.display().to_string(),
+                text: text.trim().to_string(),
+            })?;
         inv.speed_limits.insert(limit, n);
     }
     // No sys/ (or no sys/block) is a host without arrays.
@@ -310,7 +311,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
             a.uuid = by_id
                 .get(&a.name)
-                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u)));
+                .and_then(|ids| ids.iter().find_map(|u| crate::md::uuid_hex(u)));
         }
     }
     Ok(inv)
@@ -323,7 +324,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
     };
     // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
     a.uuid = read_opt(md, "uuid")?
-        .and_then(|u| crate::spec::uuid_hex(u.trim()))
+        .and_then(|u| crate::md::uuid_hex(u.trim()))
         .filter(|u| u.bytes().any(|b| b != b'0'));
     a.level = text("level")?;
     a.array_state = text("array_state")?;
@@ -333,7 +334,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         let Some(t) = read_opt(md, attr.name())? else {
             continue;
         };
-        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
+        let v = crate::md::parse_value(attr.kind(), &t).ok_or_else(|| {
             let (array, attr) = (a.name.clone(), attr.name().to_string());
             match t.trim() {
                 "" => InventoryError::Empty { array, attr },
@@ -353,7 +354,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         }
         a.sync = Some(Sync {
             action,
-            completed: sysfs::parse_progress(&text("sync_completed")?),
+            completed: crate::md::parse_progress(&text("sync_completed")?),
             speed_kib_s: text("sync_speed")?.parse().ok(),
         });
     }
@@ -385,7 +386,7 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
     let pid_file = root.mdmon_pid(container);
     let text = root
         .confine_to_root(&pid_file)
-        .and_then(|p| sysfs::read(&p).ok())
+        .and_then(|p| sys::read(&p).ok())
         .ok_or_else(|| format!("no mdmon pid file /run/mdadm/{container}.pid"))?;
     let pid: u32 = text.trim().parse().map_err(|_| {
         format!(
@@ -395,7 +396,7 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
     })?;
     let comm = root
         .confine_to_root(&root.proc_comm(pid))
-        .and_then(|p| sysfs::read(&p).ok())
+        .and_then(|p| sys::read(&p).ok())
         .ok_or_else(|| format!("mdmon pid {pid} from /run/mdadm/{container}.pid is not running"))?;
     if comm.trim() != "mdmon" {
         return Err(format!(
@@ -431,8 +432,8 @@ mod tests {
             path: "md0/md/level".into(),
             source: io::Error::from_raw_os_error(errno),
         };
-        assert!(read(kernel::EBUSY).skips_array());
-        assert!(read(kernel::ENODEV).skips_array());
+        assert!(read(sys::EBUSY).skips_array());
+        assert!(read(sys::ENODEV).skips_array());
         assert!(
             !read(13).skips_array(),
             "EACCES: the run cannot see the host"

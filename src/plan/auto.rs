@@ -4,8 +4,8 @@
 //! online CPUs per possible NUMA node, never above the kernel's 8192. Pure: the queues come from
 //! [`crate::topology`] through the inventory.
 
-use crate::inventory::Member;
-use crate::kernel;
+use crate::host::Member;
+use crate::md::kernel;
 use crate::spec::{AutoParams, Combine, MAX_THREADS};
 
 /// The CPUs the `auto` default ceiling is computed from.

@@ -1,15 +1,17 @@
 //! The originals saved before the first change (contract section 6), under `run/mdtune/`: one
 //! file per array keyed by its uuid (so they survive a re-assembly under another kernel name but
 //! not a reboot, when the kernel defaults are back anyway), and one for the system limits.
-//! `state: reverted` turns them into a plan and applies it through the same
-//! write/read-back/rollback path as any run. The persisted files themselves live in
-//! [`crate::persist`].
+//! This module stores and loads them; `state: reverted` turns them into a plan
+//! (`crate::plan::revert`) and applies it through the same write/read-back/rollback path as any
+//! run. The persisted desired state lives in [`super::state`].
 
+use super::state::{read_opt, PersistError};
 use crate::apply::{ApplyError, Target, Write};
-use crate::inventory::Inventory;
-use crate::persist::{read_opt, write_atomic, PersistError};
-use crate::plan::{ArrayPlan, Change, LimitChange, Plan, Source};
-use crate::sysfs::{Attr, Kind, Root, SpeedLimit, Value};
+use crate::host::Inventory;
+use crate::md::{Attr, Kind, SpeedLimit, Value};
+use crate::plan::{self, Plan, Saved};
+use crate::sys::write_atomic;
+use crate::sys::Root;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fs;
@@ -22,14 +24,6 @@ pub struct Originals {
     root: Root,
     dir: PathBuf,
     files: BTreeMap<String, Saved>,
-}
-
-/// One saved file: the array it belongs to and its original values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Saved {
-    pub array: Option<String>,
-    pub uuid: Option<String>,
-    pub values: BTreeMap<String, Value>,
 }
 
 fn value_to_json(v: Value) -> Json {
@@ -123,10 +117,6 @@ impl Originals {
         })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// Saves the value a write is about to replace, unless an original is already saved for it.
     pub fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
         let (key, array, uuid, setting) = match &w.target {
@@ -168,63 +158,9 @@ impl Originals {
         })
     }
 
-    /// The plan that writes the originals back over the live values in `inv`. Saved arrays
-    /// that are gone are named in the plan's warnings.
+    /// The plan that writes the originals back over the live values in `inv`.
     pub fn revert_plan(&self, inv: &Inventory) -> Plan {
-        let mut plan = Plan::default();
-        for (key, saved) in &self.files {
-            if key == "system" {
-                for l in SpeedLimit::ALL {
-                    if let (Some(&orig), Some(&live)) =
-                        (saved.values.get(l.name()), inv.speed_limits.get(&l))
-                    {
-                        plan.limits.push(LimitChange {
-                            limit: l,
-                            before: live,
-                            after: orig,
-                        });
-                    }
-                }
-                continue;
-            }
-            // By uuid first: a re-assembled array may have another kernel name.
-            let found = inv
-                .arrays
-                .iter()
-                .position(|a| match (&saved.uuid, &a.uuid) {
-                    (Some(s), Some(u)) => s == u,
-                    _ => saved.array.as_deref() == Some(a.name.as_str()),
-                });
-            let Some(i) = found else {
-                plan.warnings.push(format!(
-                    "saved originals of {} (uuid {}) not restored: the array is not running",
-                    saved.array.as_deref().unwrap_or("?"),
-                    saved.uuid.as_deref().unwrap_or("?")
-                ));
-                continue;
-            };
-            let a = &inv.arrays[i];
-            let mut ap = ArrayPlan {
-                array: i,
-                name: a.name.clone(),
-                hw_queues: None,
-                changes: Vec::new(),
-                skipped: Vec::new(),
-            };
-            for attr in Attr::ALL {
-                if let (Some(&orig), Some(&live)) =
-                    (saved.values.get(attr.name()), a.values.get(&attr))
-                {
-                    ap.changes
-                        .push(Change::new(attr, live, orig, Source::Saved));
-                }
-            }
-            // A revert waits for a reshape or a missing mdmon like any run.
-            crate::hold::hold_back(a, &mut ap, &mut plan.warnings);
-            plan.arrays.push(ap);
-        }
-        plan.arrays.sort_by_key(|a| a.array);
-        plan
+        plan::revert(&self.files, inv)
     }
 
     /// The speed limits a revert needs to read.

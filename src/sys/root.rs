@@ -9,19 +9,21 @@
 //! handles confined to its real path (`crate::dirfd`), the persisted files and writes by path.
 //! This module does no policy: it does not decide what to write.
 
-pub use crate::values::{
-    kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
-};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::dirfd::{self, Dir};
+use super::consts::{absent, O_NOFOLLOW};
+use super::dir::{self, Dir};
+use crate::md::SpeedLimit;
 
 /// The top-level directories of the root that a run reads or writes. Each must resolve inside
 /// the root: a link such as `sys -> /elsewhere` would carry every read and write with it.
 pub const TOP_LEVEL: [&str; 6] = ["sys", "proc", "dev", "etc", "run", "usr"];
+
+/// The lock's file name under `run/`.
+pub(crate) const LOCK_FILE: &str = "mdtune.lock";
 
 /// The system root every path is built from (`/` on a real host).
 #[derive(Clone, Debug)]
@@ -119,6 +121,11 @@ impl Root {
         self.base.join("run")
     }
 
+    /// `run/mdtune.lock`: the host-wide lock.
+    pub fn lock_file(&self) -> PathBuf {
+        self.run().join(LOCK_FILE)
+    }
+
     /// `run/mdtune/`: originals saved before the first change, for `state: reverted`.
     pub fn saved_state(&self) -> PathBuf {
         self.base.join("run/mdtune")
@@ -161,16 +168,9 @@ impl Root {
         };
         // One open and one readlink of /proc/self/fd, instead of a realpath(3) walk that asks
         // about every component of the root's own path (it runs once per array).
-        const ENOTDIR: i32 = 20;
-        const ELOOP: i32 = 40;
         match Dir::open_within(dir, &self.base) {
             Ok(real) => Ok(Some(real.path().join(name))),
-            Err(e)
-                if e.kind() == io::ErrorKind::NotFound
-                    || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP)) =>
-            {
-                Ok(None)
-            }
+            Err(e) if absent(&e) => Ok(None),
             Err(_) => Err(outside(path)),
         }
     }
@@ -235,25 +235,8 @@ pub fn read(path: &Path) -> io::Result<String> {
 /// Reads a whole file without following a symlink in its last component: one `read` for a file
 /// under 4 KiB (no `fstat`, no `lseek`).
 pub fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    dirfd::read_path(path)
+    dir::read_path(path)
 }
-
-/// `O_NOFOLLOW` from the kernel's uapi headers (not exported by std): arm, arm64 and powerpc use
-/// their own value, every other Linux architecture the generic one.
-#[cfg(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-))]
-pub const O_NOFOLLOW: i32 = 0o100000;
-#[cfg(not(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-)))]
-pub const O_NOFOLLOW: i32 = 0o400000;
 
 /// Opens an existing attribute file for writing: `O_WRONLY|O_TRUNC` and never `O_CREAT`. On
 /// sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test root made of

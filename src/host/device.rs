@@ -13,7 +13,7 @@
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
 //! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the layouts both ways.
 
-use crate::dirfd::{trimmed, Dir};
+use crate::sys::{trimmed, Dir};
 use std::io;
 use std::path::PathBuf;
 
@@ -66,7 +66,7 @@ impl<'a> Devices<'a> {
 
     /// The device `name` of `sys/block` (an NVMe path device).
     pub(crate) fn block_entry(&self, name: &str) -> io::Result<Device> {
-        if crate::calls::have_openat2() {
+        if crate::sys::have_openat2() {
             return Ok(self.at(name, format!("block/{name}")));
         }
         self.block.follow(name, self.sys.path()).map(open)
@@ -76,7 +76,7 @@ impl<'a> Devices<'a> {
     /// named `name`.
     pub(crate) fn below(&self, dev: &Device, link: &str, name: &str) -> io::Result<Device> {
         match &dev.at {
-            At::Path(p) if crate::calls::have_openat2() => Ok(self.at(name, format!("{p}/{link}"))),
+            At::Path(p) if crate::sys::have_openat2() => Ok(self.at(name, format!("{p}/{link}"))),
             At::Path(p) => self
                 .sys
                 .follow(&format!("{p}/{link}"), self.sys.path())

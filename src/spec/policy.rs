@@ -2,8 +2,8 @@
 //! none, as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and
 //! `combine` (contract section 2). How `auto` turns queues into a count is [`auto`](crate::auto)'s.
 
-use crate::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
-use crate::sysfs::Value;
+use super::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
+use crate::md::Value;
 use serde_json::Value as Json;
 
 /// How `auto` combines the members' queue counts.

@@ -6,7 +6,7 @@
 //! This module only states facts. Deciding what to write from them is `plan`'s job; reading
 //! the values they apply to is `inventory`'s and `topology`'s.
 
-use crate::sysfs::Attr;
+use super::attr::Attr;
 
 /// The largest `group_thread_cnt` the kernel accepts (`raid5_store_group_thread_cnt`: EINVAL
 /// above 8192).
@@ -44,14 +44,6 @@ pub const RESHAPE_STRIPES_PER_CHUNK: u64 = 4;
 /// `preread_bypass_threshold` may not exceed the stripe cache (`raid5_store_preread_threshold`:
 /// EINVAL above `min_nr_stripes`), so `stripe_cache_size` is written first, and restored first.
 pub const PREREAD_CAPPED_BY: Attr = Attr::StripeCacheSize;
-
-/// What an array that is being stopped answers to a read of any `md/` file
-/// (`md_attr_show`: EBUSY once `mddev_get` fails); the array is skipped, not the run.
-pub const EBUSY: i32 = 16;
-
-/// What the raid456 attributes answer once the personality is gone (`raid5_store_*` and
-/// `raid5_show_*` with no `conf`: ENODEV, or an empty read); the array is skipped too.
-pub const ENODEV: i32 = 19;
 
 /// `sync_speed_min`/`_max` and `/proc/sys/dev/raid/speed_limit_*` are C ints printed with `%d`
 /// (`sync_min_show`, `sync_max_show`, `proc_dointvec`), so they can read negative. The speed

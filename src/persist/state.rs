@@ -10,15 +10,13 @@
 //! (a temp file beside it, then a rename) and only when its content differs; temp files left by
 //! an interrupted run are removed by the next run that writes or removes in that directory.
 
-use crate::report::Diff;
-use crate::rule::{udev_rule, RULE_FILE};
-use crate::sysfs::{self, Root};
+use crate::plan::Diff;
+
+use super::rule::{udev_rule, RULE_FILE};
+use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
 use std::fs;
-use std::fs::OpenOptions;
 use std::io;
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -91,14 +89,7 @@ pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, Pers
         path: path.display().to_string(),
         source,
     };
-    let Some(real) = root.real_file(path).map_err(err)? else {
-        return Ok(None);
-    };
-    match sysfs::read_bytes(&real) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(err(source)),
-    }
+    sys::read_file(root, path).map_err(err)
 }
 
 /// Where the installed binary's content lives: the path itself, or, when it is a link (an
@@ -230,72 +221,11 @@ fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The suffix of a temp file: `.<name>.mdtune-<pid>`.
-const TEMP_MARK: &str = ".mdtune-";
-
-/// True if and only if `name` is a temp file [`write_atomic`] makes.
-fn is_temp(name: &str) -> bool {
-    name.starts_with('.')
-        && name
-            .rsplit_once(TEMP_MARK)
-            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Removes the temp files an interrupted run left in `dir` (a real directory inside the root).
-/// Every writer holds the host lock, so no other run is using them.
-fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_name().to_str().is_some_and(is_temp) {
-            let _ = fs::remove_file(e.path());
-        }
-    }
-}
-
-/// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
-/// a link in place of `path` rather than following it). The directory must stay in the root.
-pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
-    remove_stale_temps(&dir);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
-    let result = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)))
-        .and_then(|()| fs::rename(&tmp, dir.join(name.as_ref())));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
-/// when it does not exist.
-fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
-    let Some(real) = root.real_file(path)? else {
-        return Ok(false);
-    };
-    if let Some(dir) = real.parent() {
-        remove_stale_temps(dir);
-    }
-    match fs::remove_file(real) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// Writes (or removes) one file as planned.
 fn carry_out(root: &Root, f: &FilePlan) -> io::Result<()> {
     match &f.new {
-        Some(bytes) => write_atomic(root, &f.target, bytes, f.mode),
-        None => remove_file(root, &f.target).map(|_| ()),
+        Some(bytes) => sys::write_atomic(root, &f.target, bytes, f.mode),
+        None => sys::remove_file(root, &f.target).map(|_| ()),
     }
 }
 
@@ -319,8 +249,8 @@ pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> 
 pub fn undo_files(root: &Root, files: &[FilePlan]) {
     for f in files.iter().rev().filter(|f| f.is_due()) {
         let _ = match &f.old {
-            Some(old) => write_atomic(root, &f.target, old, f.mode),
-            None => remove_file(root, &f.target).map(|_| ()),
+            Some(old) => sys::write_atomic(root, &f.target, old, f.mode),
+            None => sys::remove_file(root, &f.target).map(|_| ()),
         };
     }
 }
@@ -381,26 +311,11 @@ pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
             done.left.push((f.path.clone(), why));
             continue;
         }
-        match remove_file(root, &f.path) {
+        match sys::remove_file(root, &f.path) {
             Ok(true) => done.removed.push(f.path.clone()),
             Ok(false) => {}
             Err(e) => done.left.push((f.path.clone(), e)),
         }
     }
     done
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_temp_files_this_module_makes_count_as_stale() {
-        assert!(is_temp(".mdtune.json.mdtune-1234"));
-        assert!(is_temp(".mdtune.mdtune-7"));
-        assert!(!is_temp("mdtune.json"));
-        assert!(!is_temp(".mdtune.json.mdtune-"));
-        assert!(!is_temp(".mdtune.json.mdtune-12a"));
-        assert!(!is_temp("x.mdtune-12"));
-    }
 }

@@ -21,9 +21,9 @@
 //! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
 //! touching the rules.
 
-use crate::device::{leads_out, Device, Devices};
-use crate::dirfd::{trimmed, Dir};
-use crate::kernel;
+use super::device::{leads_out, Device, Devices};
+use crate::md::kernel;
+use crate::sys::{trimmed, Dir};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io;
