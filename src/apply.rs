@@ -142,12 +142,12 @@ pub struct Failure {
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// Writes that took effect (and stayed, unless `failure` says they were rolled back).
-    pub done: Vec<Write>,
+    pub(crate) done: Vec<Write>,
     pub failure: Option<Failure>,
 }
 
 /// Writes `value` to `target` and checks the kernel kept it.
-pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
+pub(crate) fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
     let path = target.path(root)?;
     let mut file = sys::open_for_write(&path).map_err(|source| ApplyError::Open {
         target: target.clone(),
@@ -212,7 +212,7 @@ pub fn apply(
 /// The order a rollback restores `done` in: newest first, except that each array's
 /// `stripe_cache_size` comes before its `preread_bypass_threshold`, which the kernel caps at the
 /// cache (`kernel::PREREAD_CAPPED_BY`).
-pub fn rollback_order(done: Vec<Write>) -> Vec<Write> {
+pub(crate) fn rollback_order(done: Vec<Write>) -> Vec<Write> {
     let mut order: Vec<Write> = done.into_iter().rev().collect();
     let attr_of = |w: &Write, want: Attr| match &w.target {
         Target::Md { array, attr } if *attr == want => Some(array.clone()),

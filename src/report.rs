@@ -15,84 +15,84 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Setting {
-    pub before: Value,
-    pub after: Value,
-    pub changed: bool,
+pub(crate) struct Setting {
+    pub(crate) before: Value,
+    pub(crate) after: Value,
+    pub(crate) changed: bool,
     /// Whether the live value already matched the desired one when the run started.
-    pub compliant: bool,
+    pub(crate) compliant: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub(crate) source: Option<Source>,
     /// A due setting this run did not write, why, and the value a later run will write.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_back: Option<HeldBack>,
+    pub(crate) held_back: Option<HeldBack>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct HeldBack {
-    pub reason: String,
-    pub wanted: Value,
+pub(crate) struct HeldBack {
+    pub(crate) reason: String,
+    pub(crate) wanted: Value,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ArrayReport {
-    pub name: String,
-    pub devname: Option<String>,
-    pub uuid: Option<String>,
-    pub level: String,
-    pub array_state: String,
-    pub members: Vec<Member>,
-    pub hw_queues: Option<u64>,
+pub(crate) struct ArrayReport {
+    pub(crate) name: String,
+    pub(crate) devname: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) level: String,
+    pub(crate) array_state: String,
+    pub(crate) members: Vec<Member>,
+    pub(crate) hw_queues: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sync: Option<Sync>,
-    pub settings: BTreeMap<&'static str, Setting>,
-    pub skipped: Vec<Skip>,
-    pub compliant: bool,
+    pub(crate) sync: Option<Sync>,
+    pub(crate) settings: BTreeMap<&'static str, Setting>,
+    pub(crate) skipped: Vec<Skip>,
+    pub(crate) compliant: bool,
 }
 
 /// The persisted files a run wrote or removed, or would have (check mode, `query`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Persist {
     /// True if and only if a file was (or, in check mode, would be) written or removed.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
     /// removed (or due to be).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// A revert that stopped part-way: the files still there, each with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
     /// Present when the udev rule was (or would be) installed or removed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub udev_reload: Option<Reload>,
+    pub(crate) udev_reload: Option<Reload>,
 }
 
 /// A value put back by a rollback or a revert.
 #[derive(Clone, Debug, Serialize)]
-pub struct Restored {
-    pub target: String,
-    pub setting: String,
-    pub value: Value,
+pub(crate) struct Restored {
+    pub(crate) target: String,
+    pub(crate) setting: String,
+    pub(crate) value: Value,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub changed: bool,
     pub failed: bool,
-    pub msg: String,
-    pub state: &'static str,
-    pub check_mode: bool,
+    pub(crate) msg: String,
+    pub(crate) state: &'static str,
+    pub(crate) check_mode: bool,
     pub compliant: bool,
-    pub arrays: Vec<ArrayReport>,
-    pub system: BTreeMap<&'static str, Setting>,
-    pub persist: Persist,
+    pub(crate) arrays: Vec<ArrayReport>,
+    pub(crate) system: BTreeMap<&'static str, Setting>,
+    pub(crate) persist: Persist,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<Vec<Diff>>,
-    pub warnings: Vec<String>,
+    pub(crate) diff: Option<Vec<Diff>>,
+    pub(crate) warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rolled_back: Option<Vec<Restored>>,
+    pub(crate) rolled_back: Option<Vec<Restored>>,
     /// After a failed rollback: what is still changed, with the error that kept it so.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_restored: Option<Vec<String>>,
+    pub(crate) not_restored: Option<Vec<String>>,
 }
 
 impl Report {

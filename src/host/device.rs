@@ -46,7 +46,7 @@ pub(crate) fn leads_out(e: &io::Error) -> bool {
 }
 
 impl<'a> Devices<'a> {
-    pub(crate) fn new(sys: &'a Dir, block: &'a Dir) -> Devices<'a> {
+    pub fn new(sys: &'a Dir, block: &'a Dir) -> Devices<'a> {
         Devices { sys, block }
     }
 

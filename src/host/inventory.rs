@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 
-pub use super::topology::Member;
+pub(crate) use super::topology::Member;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
@@ -97,16 +97,16 @@ pub struct Array {
 }
 
 impl Array {
-    pub fn is_container(&self) -> bool {
+    pub(crate) fn is_container(&self) -> bool {
         self.metadata_version.starts_with("external:") && self.level.is_empty()
     }
 
-    pub fn is_inactive(&self) -> bool {
+    pub(crate) fn is_inactive(&self) -> bool {
         matches!(self.array_state.as_str(), "inactive" | "clear" | "")
     }
 
     /// The mdadm form of the uuid (`aaaaaaaa:bbbbbbbb:cccccccc:dddddddd`).
-    pub fn mdadm_uuid(&self) -> Option<String> {
+    pub(crate) fn mdadm_uuid(&self) -> Option<String> {
         let u = self.uuid.as_ref().filter(|u| u.len() == 32)?;
         Some(format!(
             "{}:{}:{}:{}",
@@ -118,7 +118,7 @@ impl Array {
     }
 
     /// Why an attribute of `family` is absent from this array, in words a person can act on.
-    pub fn lacks(&self, family: Family) -> String {
+    pub(crate) fn lacks(&self, family: Family) -> String {
         let (wants, levels): (&str, &[&str]) = match family {
             Family::Raid456 => ("raid4/5/6", &["raid4", "raid5", "raid6"]),
             Family::Redundant => (
@@ -170,11 +170,11 @@ pub struct Inventory {
 #[derive(Clone, Debug)]
 pub struct Scope {
     /// Read only this array (the udev path); `None` reads them all.
-    pub only: Option<String>,
-    pub speed_limits: Vec<SpeedLimit>,
+    pub(crate) only: Option<String>,
+    pub(crate) speed_limits: Vec<SpeedLimit>,
     /// The tunable attributes to read on every array (three system calls each): a run reads
     /// those it may plan, not all seven.
-    pub attrs: Vec<Attr>,
+    pub(crate) attrs: Vec<Attr>,
 }
 
 impl Default for Scope {
@@ -260,8 +260,8 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(sys) = root.sys_dir() else {
         return Ok(inv);
     };
-    inv.online_cpus = count_list(&sys, root, "devices/system/cpu", "online")?;
-    inv.possible_nodes = count_list(&sys, root, "devices/system/node", "possible")?;
+    inv.online_cpus = count_list(&sys, root, sys::SYS_CPU, "online")?;
+    inv.possible_nodes = count_list(&sys, root, sys::SYS_NODE, "possible")?;
     let Ok(block) = sys.follow("block", root.sys()) else {
         return Ok(inv);
     };
@@ -275,7 +275,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     if md_names.is_empty() {
         return Ok(inv);
     }
-    let devnames = links_by_target(root, "dev/md", "");
+    let devnames = links_by_target(root, sys::DEV_MD, "");
     let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
@@ -307,7 +307,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     // udev's by-id links tell the uuid on kernels without md/uuid (before about 5.9) and for
     // external metadata (an all-zero md/uuid): read them only when an array needs them.
     if inv.arrays.iter().any(|a| a.uuid.is_none()) {
-        let by_id = links_by_target(root, "dev/disk/by-id", "md-uuid-");
+        let by_id = links_by_target(root, sys::DEV_BY_ID, "md-uuid-");
         for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
             a.uuid = by_id
                 .get(&a.name)
@@ -368,7 +368,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
 /// The container of an external-metadata member array: `md127` from `external:/md127/0` (a
 /// `-` in place of the `/` marks it read-only to mdmon); `None` for native metadata and for the
 /// container itself (`external:imsm`).
-pub fn container_of(metadata_version: &str) -> Option<String> {
+pub(crate) fn container_of(metadata_version: &str) -> Option<String> {
     let rest = metadata_version.strip_prefix("external:")?;
     let rest = rest.strip_prefix(['/', '-'])?;
     let (container, _subarray) = rest.split_once('/')?;

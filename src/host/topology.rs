@@ -52,7 +52,7 @@ pub enum Role {
 
 impl Role {
     /// The role md shows for a member with this `state` (a comma list) and `slot`.
-    pub fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
+    pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
         let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
         let has = |f: &str| flags.contains(&f);
         let slot = slot.map(str::trim);
@@ -88,7 +88,7 @@ impl Role {
     }
 
     /// Why a member in this role does not count, or `None` when it counts.
-    pub fn not_counted(self) -> Option<&'static str> {
+    pub(crate) fn not_counted(self) -> Option<&'static str> {
         match self {
             Role::Active | Role::Rebuilding | Role::Replacement | Role::Unknown => None,
             Role::Spare => Some("spare: carries no data until a member fails"),
@@ -160,7 +160,7 @@ pub(crate) struct Topology<'a> {
 }
 
 impl<'a> Topology<'a> {
-    pub(crate) fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
+    pub fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
         Topology {
             devices,
             block_names,

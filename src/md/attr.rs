@@ -23,7 +23,7 @@ impl SpeedLimit {
 
 /// Which arrays have an attribute: the kernel creates the files only for these levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
+pub(crate) enum Family {
     /// raid4/5/6 only (the raid456 personality).
     Raid456,
     /// Every redundant level: raid1/4/5/6/10.
@@ -80,11 +80,11 @@ impl Attr {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Attr> {
+    pub(crate) fn from_name(name: &str) -> Option<Attr> {
         Attr::ALL.into_iter().find(|a| a.name() == name)
     }
 
-    pub fn family(self) -> Family {
+    pub(crate) fn family(self) -> Family {
         match self {
             Attr::GroupThreadCnt
             | Attr::StripeCacheSize

@@ -7,7 +7,8 @@ pub(crate) mod kernel;
 mod uuid;
 mod values;
 
-pub use attr::{Attr, Family, Kind, SpeedLimit};
-pub use uuid::uuid_hex;
+pub(crate) use attr::Family;
+pub use attr::{Attr, Kind, SpeedLimit};
+pub(crate) use uuid::uuid_hex;
 pub(crate) use values::kernel_text;
 pub use values::{parse_cpu_list, parse_progress, parse_value, Value};

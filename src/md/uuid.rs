@@ -3,7 +3,7 @@
 //! uuid). Both name the same 32 hex digits, which is how mdtune compares and keys them.
 
 /// The 32 lower-case hex digits of a uuid in either form, or `None` when it is neither.
-pub fn uuid_hex(text: &str) -> Option<String> {
+pub(crate) fn uuid_hex(text: &str) -> Option<String> {
     let s = text.trim();
     let groups: Vec<&str> = s.split([':', '-']).collect();
     let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();

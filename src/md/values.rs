@@ -22,7 +22,7 @@ pub enum Value {
 
 impl Value {
     /// A signed number as a value: [`Value::Negative`] below zero, [`Value::Int`] otherwise.
-    pub fn signed(n: i64) -> Value {
+    pub(crate) fn signed(n: i64) -> Value {
         u64::try_from(n).map_or(Value::Negative(n), Value::Int)
     }
 
@@ -102,7 +102,7 @@ fn c_int(text: &str) -> Option<Value> {
 
 /// The text to write for `value` as an attribute of `kind`: what [`Value::to_kernel`] gives,
 /// except that a negative `sync_speed_*` is written as the unsigned number the kernel stores.
-pub fn kernel_text(kind: Kind, value: Value) -> String {
+pub(crate) fn kernel_text(kind: Kind, value: Value) -> String {
     match (kind, value) {
         (Kind::SyncSpeed, Value::Negative(n)) => kernel::sync_speed_store(n).to_string(),
         _ => value.to_kernel(),

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 /// The originals saved before the first change, by key (array uuid, `md-<name>`, `system`).
 #[derive(Debug)]
-pub struct Originals {
+pub(crate) struct Originals {
     root: Root,
     dir: PathBuf,
     files: BTreeMap<String, Saved>,
@@ -53,7 +53,7 @@ fn kind_of(setting: &str) -> Option<Kind> {
 
 impl Originals {
     /// Loads every saved file under `run/mdtune/`.
-    pub fn load(root: &Root) -> Result<Originals, PersistError> {
+    pub(crate) fn load(root: &Root) -> Result<Originals, PersistError> {
         let dir = root.saved_state();
         let mut files = BTreeMap::new();
         // The directory must not lead out of the root (each file is read with O_NOFOLLOW).
@@ -118,7 +118,7 @@ impl Originals {
     }
 
     /// Saves the value a write is about to replace, unless an original is already saved for it.
-    pub fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
+    pub(crate) fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
         let (key, array, uuid, setting) = match &w.target {
             Target::Md { array, attr } => {
                 let uuid = inv
@@ -159,12 +159,12 @@ impl Originals {
     }
 
     /// The plan that writes the originals back over the live values in `inv`.
-    pub fn revert_plan(&self, inv: &Inventory) -> Plan {
+    pub(crate) fn revert_plan(&self, inv: &Inventory) -> Plan {
         plan::revert(&self.files, inv)
     }
 
     /// The speed limits a revert needs to read.
-    pub fn limits(&self) -> Vec<SpeedLimit> {
+    pub(crate) fn limits(&self) -> Vec<SpeedLimit> {
         self.files
             .get("system")
             .map(|s| {
@@ -177,7 +177,7 @@ impl Originals {
     }
 
     /// The saved files, for removal.
-    pub fn paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
         self.files
             .keys()
             .map(|k| self.dir.join(format!("{k}.json")))

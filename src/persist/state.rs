@@ -21,15 +21,15 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The persisted desired state, under `etc/mdtune/`.
-pub const STATE_FILE: &str = "mdtune.json";
+pub(crate) const STATE_FILE: &str = "mdtune.json";
 /// Under `etc/mdtune/`: the persisted files mdtune created (that did not exist before), so a
 /// revert removes those and never a binary that a package or a formula put in place.
-pub const MANIFEST_FILE: &str = "installed.json";
+pub(crate) const MANIFEST_FILE: &str = "installed.json";
 /// Where a distribution package installs the binary (relative to the root). When this is the
 /// running binary, the rule runs it and no copy goes to `usr/local/sbin`.
-pub const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
+pub(crate) const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
 #[derive(Debug, thiserror::Error)]
-pub enum PersistError {
+pub(crate) enum PersistError {
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: io::Error },
     #[error("cannot read {path}: {source}")]
@@ -42,24 +42,24 @@ pub enum PersistError {
 
 /// One persisted file: what it holds now and what it should hold (`None`: removed).
 #[derive(Debug)]
-pub struct FilePlan {
+pub(crate) struct FilePlan {
     /// The path as the run names it (under the root).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Where the content really lives: `path`, or the file a link at `path` leads to (inside the
     /// root), which is then written in place of the link.
-    pub target: PathBuf,
-    pub old: Option<Vec<u8>>,
-    pub new: Option<Vec<u8>>,
-    pub mode: u32,
+    pub(crate) target: PathBuf,
+    pub(crate) old: Option<Vec<u8>>,
+    pub(crate) new: Option<Vec<u8>>,
+    pub(crate) mode: u32,
 }
 
 impl FilePlan {
-    pub fn is_due(&self) -> bool {
+    pub(crate) fn is_due(&self) -> bool {
         self.old != self.new
     }
 
     /// A diff a person can read; the binary is described, not dumped.
-    pub fn diff(&self, root: &Root) -> Diff {
+    pub(crate) fn diff(&self, root: &Root) -> Diff {
         let show = |b: &[u8]| match std::str::from_utf8(b) {
             Ok(s) if !b.contains(&0) => s.to_string(),
             _ => format!("<binary, {} bytes>\n", b.len()),
@@ -75,7 +75,7 @@ impl FilePlan {
 }
 
 /// The path as it is on the target system (without the root prefix).
-pub fn display(root: &Root, path: &Path) -> String {
+pub(crate) fn display(root: &Root, path: &Path) -> String {
     match path.strip_prefix(root.base()) {
         Ok(rel) => format!("/{}", rel.display()),
         Err(_) => path.display().to_string(),
@@ -149,7 +149,7 @@ fn state_text(persisted: &Map<String, Json>) -> Vec<u8> {
 
 /// The persisted files and their wanted contents, the manifest first (the order they are
 /// written in).
-pub fn plan_files(
+pub(crate) fn plan_files(
     root: &Root,
     persisted: &Map<String, Json>,
 ) -> Result<Vec<FilePlan>, PersistError> {
@@ -231,7 +231,7 @@ fn carry_out(root: &Root, f: &FilePlan) -> io::Result<()> {
 
 /// Writes the due files, in order. On failure, the files already written get their old contents
 /// back.
-pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
+pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
         if let Err(source) = carry_out(root, f) {
             undo_files(root, &files[..i]);
@@ -246,7 +246,7 @@ pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> 
 
 /// Puts back the previous contents of due files (removing the ones that did not exist), newest
 /// first, so the manifest goes last.
-pub fn undo_files(root: &Root, files: &[FilePlan]) {
+pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) {
     for f in files.iter().rev().filter(|f| f.is_due()) {
         let _ = match &f.old {
             Some(old) => sys::write_atomic(root, &f.target, old, f.mode),
@@ -256,7 +256,7 @@ pub fn undo_files(root: &Root, files: &[FilePlan]) {
 }
 
 /// Reads the persisted input, `None` when nothing is persisted.
-pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
+pub(crate) fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     let path = root.etc().join(STATE_FILE);
     Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
@@ -264,7 +264,10 @@ pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
 /// What a revert removes, in order: the udev rule (so udev stops replaying), the state, the
 /// binary when the manifest says `persist` created it, the saved originals, and the manifest last
 /// (so a revert that stops part-way still knows about the binary). Only files that exist.
-pub fn removal_plan(root: &Root, originals: &[PathBuf]) -> Result<Vec<FilePlan>, PersistError> {
+pub(crate) fn removal_plan(
+    root: &Root,
+    originals: &[PathBuf],
+) -> Result<Vec<FilePlan>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
     let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
     let mut paths = vec![root.udev_rule(RULE_FILE), root.etc().join(STATE_FILE)];
@@ -295,14 +298,14 @@ pub fn removal_plan(root: &Root, originals: &[PathBuf]) -> Result<Vec<FilePlan>,
 
 /// What a removal did: the files removed, and the ones left with the error that kept each.
 #[derive(Debug, Default)]
-pub struct Removed {
-    pub removed: Vec<PathBuf>,
-    pub left: Vec<(PathBuf, io::Error)>,
+pub(crate) struct Removed {
+    pub(crate) removed: Vec<PathBuf>,
+    pub(crate) left: Vec<(PathBuf, io::Error)>,
 }
 
 /// Removes the planned files in order. When one cannot be removed, the others are still tried,
 /// except the manifest, which stays so that a later revert can finish the job.
-pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
+pub(crate) fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
     let manifest = root.etc().join(MANIFEST_FILE);
     let mut done = Removed::default();
     for f in files {

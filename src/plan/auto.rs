@@ -10,10 +10,10 @@ use crate::spec::{AutoParams, Combine, MAX_THREADS};
 
 /// The CPUs the `auto` default ceiling is computed from.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Cpus {
-    pub online: Option<u64>,
+pub(crate) struct Cpus {
+    pub(crate) online: Option<u64>,
     /// Possible NUMA nodes; `None` is one node.
-    pub nodes: Option<u64>,
+    pub(crate) nodes: Option<u64>,
 }
 
 /// The `auto` thread count for an array: `(combined queues, threads)`, or why it cannot be known.
@@ -22,7 +22,7 @@ pub struct Cpus {
 /// gains nothing from more threads); otherwise the combined count clamped to `min..max`, where
 /// `max` defaults to the online CPUs divided by the possible NUMA nodes (the kernel starts that
 /// many workers on every node, [`kernel::threads_per_node`]), and never above the kernel's 8192.
-pub fn auto_threads(
+pub(crate) fn auto_threads(
     members: &[Member],
     params: &AutoParams,
     cpus: Cpus,

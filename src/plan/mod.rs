@@ -10,7 +10,6 @@ mod hold;
 mod model;
 mod revert;
 
-pub use auto::{auto_threads, Cpus};
 pub use build::plan;
 pub use model::{ArrayPlan, Change, Diff, Hold, LimitChange, Plan, PlanError, Skip, Source};
 pub(crate) use revert::{revert, Saved};

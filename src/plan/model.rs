@@ -63,7 +63,7 @@ pub struct Change {
     pub after: Value,
     pub source: Source,
     /// Why this due change is not written in this run (a later run applies it).
-    pub hold: Option<Hold>,
+    pub(crate) hold: Option<Hold>,
 }
 
 impl Change {
@@ -78,7 +78,7 @@ impl Change {
     }
 
     /// True if and only if the live value differs from the wanted one.
-    pub fn is_due(&self) -> bool {
+    pub(crate) fn is_due(&self) -> bool {
         self.before != self.after
     }
 
@@ -92,8 +92,8 @@ impl Change {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Skip {
     pub setting: Attr,
-    pub reason: String,
-    pub source: Source,
+    pub(crate) reason: String,
+    pub(crate) source: Source,
 }
 
 impl Serialize for Attr {
@@ -142,13 +142,13 @@ pub struct LimitChange {
 pub struct Plan {
     pub arrays: Vec<ArrayPlan>,
     pub limits: Vec<LimitChange>,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Plan {
     /// True if and only if some due change waits (a reshape, no mdmon): a revert must then keep
     /// the saved originals for the next revert.
-    pub fn holds_back(&self) -> bool {
+    pub(crate) fn holds_back(&self) -> bool {
         self.arrays
             .iter()
             .flat_map(|a| &a.changes)
@@ -174,7 +174,7 @@ pub enum Hold {
 
 impl Hold {
     /// The reason in words, for the report and the warnings.
-    pub fn reason(self, array: &Array) -> String {
+    pub(crate) fn reason(self, array: &Array) -> String {
         match self {
             Hold::Reshape => format!(
                 "{} is reshaping ({}): held back until the reshape ends (writes that suspend the \
@@ -206,8 +206,8 @@ impl Hold {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Diff {
-    pub before_header: String,
-    pub after_header: String,
-    pub before: String,
-    pub after: String,
+    pub(crate) before_header: String,
+    pub(crate) after_header: String,
+    pub(crate) before: String,
+    pub(crate) after: String,
 }

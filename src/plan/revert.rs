@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 /// One saved file: the array it belongs to and its original values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Saved {
-    pub array: Option<String>,
-    pub uuid: Option<String>,
-    pub values: BTreeMap<String, Value>,
+pub(crate) struct Saved {
+    pub(crate) array: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) values: BTreeMap<String, Value>,
 }
 
 /// The plan that writes the saved originals (by key: array uuid, `md-<name>`, `system`) back

@@ -10,7 +10,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error("cannot take the lock {path}: {source}")]
     Open { path: String, source: io::Error },
     #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]

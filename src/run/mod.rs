@@ -10,5 +10,5 @@ mod module;
 mod udev;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};
-pub use module::{execute, module, RunError};
+pub use module::module;
 pub use udev::udev;

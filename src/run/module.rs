@@ -20,7 +20,7 @@ use std::time::Duration;
 /// Why a run stopped before it could report. The exit status is decided from the kind
 /// ([`RunError::exit`]), at the edge; the message is the `msg` of the failure object.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     #[error(transparent)]
     Input(#[from] SpecError),
     #[error("root: {path} {problem}")]
@@ -47,7 +47,7 @@ pub enum RunError {
 impl RunError {
     /// The exit status (docs/reference.md §1): 2 for unusable input, which writes nothing, 1 for
     /// a run that failed.
-    pub fn exit(&self) -> Exit {
+    pub(crate) fn exit(&self) -> Exit {
         match self {
             RunError::Input(_)
             | RunError::Root { .. }
@@ -107,7 +107,7 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
 /// plans once before it takes the lock (so input the host refuses is refused first), then reads
 /// the host again under the lock and plans again, since another run may have changed it
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
-pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
+pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
     let writes = spec.state != State::Query && !spec.check_mode;
     if !writes {

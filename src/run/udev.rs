@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// The longest md kernel name: the kernel keeps disk names in `char disk_name[DISK_NAME_LEN]`
 /// (32 bytes with the terminating NUL), and md's `add_named_array` refuses longer ones.
-pub const MAX_NAME_LEN: usize = 31;
+pub(crate) const MAX_NAME_LEN: usize = 31;
 
 /// What a replay did.
 enum Replay {
@@ -29,7 +29,7 @@ enum Replay {
 
 /// True if and only if `name` is a kernel name md can give an array: `md` followed by letters,
 /// digits, `_`, `.` and `-` (`md0`, `md_d0`, `md_hana-data`), at most [`MAX_NAME_LEN`] bytes.
-pub fn is_md_name(name: &str) -> bool {
+pub(crate) fn is_md_name(name: &str) -> bool {
     name.starts_with("md")
         && (3..=MAX_NAME_LEN).contains(&name.len())
         && name
@@ -111,7 +111,7 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
 /// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
 /// confined to the root: `dev/` must resolve inside it, `dev/log` must be a socket, and
 /// `dev/kmsg` is opened with `O_NOFOLLOW`, appending, and never created.
-pub mod syslog {
+pub(crate) mod syslog {
     use crate::sys::{self, Root};
     use std::fs::OpenOptions;
     use std::io::Write;
@@ -120,11 +120,11 @@ pub mod syslog {
     use std::path::Path;
 
     /// Facility daemon (3), severity error (3).
-    pub const ERR: u8 = 3 * 8 + 3;
+    pub(crate) const ERR: u8 = 3 * 8 + 3;
     /// Facility daemon (3), severity info (6).
-    pub const INFO: u8 = 3 * 8 + 6;
+    pub(crate) const INFO: u8 = 3 * 8 + 6;
 
-    pub fn log(root: &Path, priority: u8, msg: &str) {
+    pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
         // An unusable root has no log of its own to write to.
         let Ok(root) = Root::new(root) else { return };
         let dev = root.base().join("dev");

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::entry::parse_entry;
-pub use super::entry::{Entry, NameSelector};
+pub(crate) use super::entry::{Entry, NameSelector};
 use super::input::{check_keys, invalid};
-pub use super::input::{parse_bool, parse_int, SpecError, Want};
+pub(crate) use super::input::{parse_bool, parse_int, SpecError, Want};
 use super::policy::parse_policy;
-pub use super::policy::{AutoParams, ThreadPolicy};
+pub(crate) use super::policy::{AutoParams, ThreadPolicy};
 
 /// What the run does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +48,10 @@ pub struct Spec {
     pub thread_policy: ThreadPolicy,
     pub speed_limits: BTreeMap<SpeedLimit, u64>,
     pub state: State,
-    pub persist: bool,
-    pub root: PathBuf,
+    pub(crate) persist: bool,
+    pub(crate) root: PathBuf,
     pub check_mode: bool,
-    pub diff: bool,
+    pub(crate) diff: bool,
     /// The input object without `check_mode`, `diff`, `root` and `_ansible_*`: what `persist`
     /// saves.
     pub persisted: Map<String, Json>,

@@ -24,7 +24,7 @@ pub enum NameSelector {
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// Position in `arrays`, for messages and `source`.
-    pub index: usize,
+    pub(crate) index: usize,
     pub name: Option<NameSelector>,
     /// 32 lowercase hex digits, from either the mdadm or the kernel form.
     pub uuid: Option<String>,
@@ -34,7 +34,7 @@ pub struct Entry {
 impl Entry {
     /// True if and only if the entry names its arrays exactly (no glob), so that a setting the
     /// array lacks is an error rather than a skip.
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         !matches!(self.name, Some(NameSelector::Glob(_)))
     }
 }

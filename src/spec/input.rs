@@ -58,7 +58,7 @@ pub(crate) fn check_keys(
 }
 
 /// An integer in `lo..=hi`, given as a JSON number or a string of digits.
-pub fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError> {
+pub(crate) fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError> {
     let n = match v {
         Json::Number(n) => n.as_u64(),
         Json::String(s) => s.trim().parse::<u64>().ok(),
@@ -69,7 +69,7 @@ pub fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError
 }
 
 /// A boolean as Ansible reads one: true/false, yes/no, on/off, y/n, 1/0.
-pub fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
+pub(crate) fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
     let b = match v {
         Json::Bool(b) => Some(*b),
         Json::Number(n) => match n.as_u64() {

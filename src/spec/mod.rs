@@ -8,7 +8,7 @@ mod entry;
 mod input;
 mod policy;
 
-pub use desired::{Spec, State};
-pub use entry::{Entry, NameSelector};
+pub use desired::{Spec, State, TOP_KEYS};
+pub use entry::{Entry, NameSelector, ENTRY_KEYS};
 pub use input::{SpecError, Want, MAX_THREADS};
-pub use policy::{AutoParams, Combine, ThreadPolicy};
+pub use policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};

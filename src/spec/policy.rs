@@ -20,7 +20,7 @@ pub struct AutoParams {
     /// Defaults to the online CPUs divided by the possible NUMA nodes; never above
     /// [`MAX_THREADS`].
     pub max: Option<u64>,
-    pub combine: Combine,
+    pub(crate) combine: Combine,
 }
 
 impl Default for AutoParams {

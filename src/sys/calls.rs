@@ -22,9 +22,9 @@ mod ffi {
 
     extern "C" {
         /// `openat(2)`. Variadic in C (the mode); never called with `O_CREAT`, so never passed.
-        pub fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+        pub(crate) fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
         /// `readlinkat(2)`.
-        pub fn readlinkat(
+        pub(crate) fn readlinkat(
             dirfd: c_int,
             path: *const c_char,
             buf: *mut c_char,
@@ -32,7 +32,7 @@ mod ffi {
         ) -> isize;
         /// `syscall(2)`: `getdents64` has no wrapper in glibc before 2.30 (the release binary
         /// links against glibc 2.17).
-        pub fn syscall(number: c_long, ...) -> c_long;
+        pub(crate) fn syscall(number: c_long, ...) -> c_long;
     }
 }
 

@@ -115,7 +115,7 @@ impl Dir {
     }
 
     /// The last component of the real path (`nvme0n1` for `.../nvme/nvme0/nvme0n1`).
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         self.path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -16,4 +16,6 @@ pub(crate) use calls::have_openat2;
 pub(crate) use consts::{EBUSY, ENODEV, O_NOFOLLOW};
 pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;
-pub(crate) use root::{open_for_write, read, write_value, LOCK_FILE};
+pub(crate) use root::{
+    open_for_write, read, write_value, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE,
+};
