@@ -19,14 +19,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
     /// The file could not be opened: nothing reached the kernel.
-    #[error("{target}: writing {value} failed: {source}")]
+    #[error("{target}: cannot open the file to write {value}: {source}")]
     Open {
         target: Target,
         value: Value,
         source: io::Error,
     },
-    /// The write itself failed: the kernel may have taken part of it.
-    #[error("{target}: writing {value} failed: {source}")]
+    /// The write itself failed: the kernel refused the value, or took part of it.
+    #[error("{target}: the kernel refused {value}: {source}")]
     Write {
         target: Target,
         value: Value,
@@ -38,11 +38,11 @@ pub enum ApplyError {
         wrote: Value,
         kept: String,
     },
-    #[error("{target}: reading back after the write failed: {source}")]
+    #[error("{target}: wrote it, but reading it back failed: {source}")]
     ReadBack { target: Target, source: io::Error },
-    #[error(
-        "{target}: refusing to write {path}: it does not exist or resolves outside the root's sys/"
-    )]
+    #[error("{target}: {path} does not exist")]
+    Missing { target: Target, path: String },
+    #[error("{target}: refusing to write {path}: it leads out of the root's sys/")]
     Escape { target: Target, path: String },
     #[error("{target}: cannot save the original value {value} for revert: {source}")]
     SaveOriginal {
@@ -90,10 +90,18 @@ impl Target {
                 (p, real)
             }
         };
-        real.ok_or_else(|| ApplyError::Escape {
-            target: self.clone(),
-            path: path.display().to_string(),
-        })
+        let shown = path.display().to_string();
+        match real {
+            Some(real) => Ok(real),
+            None if std::fs::symlink_metadata(&path).is_err() => Err(ApplyError::Missing {
+                target: self.clone(),
+                path: shown,
+            }),
+            None => Err(ApplyError::Escape {
+                target: self.clone(),
+                path: shown,
+            }),
+        }
     }
 }
 

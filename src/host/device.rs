@@ -40,11 +40,6 @@ pub(crate) struct Devices<'a> {
     block: &'a Dir,
 }
 
-/// Whether an error means that the path leads out of `sys/` (rather than that it is absent).
-pub(crate) fn leads_out(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::PermissionDenied
-}
-
 impl<'a> Devices<'a> {
     pub fn new(sys: &'a Dir, block: &'a Dir) -> Devices<'a> {
         Devices { sys, block }

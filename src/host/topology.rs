@@ -21,8 +21,9 @@
 //! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
 //! touching the rules.
 
-use super::device::{leads_out, Device, Devices};
+use super::device::{Device, Devices};
 use crate::md::kernel;
+use crate::sys::leads_out;
 use crate::sys::{trimmed, Dir};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;

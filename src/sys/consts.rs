@@ -75,6 +75,30 @@ pub(crate) const ENAMETOOLONG: i32 = 36;
 pub(crate) const ENOSYS: i32 = 38;
 pub(crate) const ELOOP: i32 = 40;
 
+/// The error of a path that leads out of the directory it must stay in (a `..` too many, a link
+/// out of the root): its own kind of error, so that no "permission denied" from the kernel is
+/// ever taken for it, nor it for one.
+#[derive(Debug)]
+pub(crate) struct LeadsOut(pub(crate) String);
+
+impl std::fmt::Display for LeadsOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LeadsOut {}
+
+/// An [`io::Error`] carrying [`LeadsOut`] with `msg`.
+pub(crate) fn leads_out_error(msg: String) -> io::Error {
+    io::Error::other(LeadsOut(msg))
+}
+
+/// Whether `e` says that a path leads out of where it must stay (see [`LeadsOut`]).
+pub(crate) fn leads_out(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<LeadsOut>())
+}
+
 /// Whether an open failed because nothing usable is there: absent, a file where a directory was
 /// asked for, or a link (ELOOP under `O_NOFOLLOW`).
 pub(crate) fn absent(e: &io::Error) -> bool {

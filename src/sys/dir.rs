@@ -20,7 +20,9 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at};
-use super::consts::{absent, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH};
+use super::consts::{
+    absent, leads_out_error, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH,
+};
 
 /// Big enough for `sys/block` of a host with about 1,000 block devices in one call.
 const DENTS_BUFFER: usize = 32 * 1024;
@@ -148,7 +150,7 @@ impl Dir {
 
     /// Follows `name` (a link to a directory, such as `slaves/nvme0n1`; it may hold `/`) and
     /// returns the directory it leads to, only when that lies inside `within` (else an error of
-    /// kind `PermissionDenied` saying where it leads).
+    /// kind [`LeadsOut`](super::consts::LeadsOut) saying where it leads).
     pub(crate) fn follow(&self, name: &str, within: &Path) -> io::Result<Dir> {
         let fd = open_at(Some(self.fd.as_fd()), name, O_DIRECTORY)?;
         confined(fd, &self.path.join(name), within)
@@ -222,7 +224,7 @@ impl Dir {
 /// opens each directory on the way with [`Dir::follow`], which checks where it leads.
 impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
-    /// kind `PermissionDenied` when resolving it would leave this directory.
+    /// kind [`LeadsOut`](super::consts::LeadsOut) when resolving it would leave this directory.
     fn open_under(&self, path: &[&str], flags: i32) -> io::Result<Option<OwnedFd>> {
         match open_under(self.fd.as_fd(), path, flags) {
             Ok(Some(fd)) => Ok(Some(fd)),
@@ -231,14 +233,11 @@ impl Dir {
                 "openat2 is not available",
             )),
             Err(e) if matches!(e.raw_os_error(), Some(ENOENT | ENOTDIR)) => Ok(None),
-            Err(e) if e.raw_os_error() == Some(EXDEV) => Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} leads out of {}",
-                    self.path.join(path.join("/")).display(),
-                    self.path.display()
-                ),
-            )),
+            Err(e) if e.raw_os_error() == Some(EXDEV) => Err(leads_out_error(format!(
+                "{} leads out of {}",
+                self.path.join(path.join("/")).display(),
+                self.path.display()
+            ))),
             Err(e) => Err(e),
         }
     }
@@ -348,15 +347,12 @@ fn confined(fd: OwnedFd, path: &Path, within: &Path) -> io::Result<Dir> {
     let real = read_link_at(None, &format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .or_else(|_| std::fs::canonicalize(path))?;
     if !real.starts_with(within) {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} leads out of {} (to {})",
-                path.display(),
-                within.display(),
-                real.display()
-            ),
-        ));
+        return Err(leads_out_error(format!(
+            "{} leads out of {} (to {})",
+            path.display(),
+            within.display(),
+            real.display()
+        )));
     }
     Ok(Dir { fd, path: real })
 }
@@ -364,6 +360,7 @@ fn confined(fd: OwnedFd, path: &Path, within: &Path) -> io::Result<Dir> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::consts::leads_out;
     use std::fs;
     use std::os::unix::fs::symlink;
 
@@ -411,7 +408,7 @@ mod tests {
         assert_eq!(disk.path(), sys.join("devices/disk0"));
         assert_eq!(disk.count_sub("mq", |_| true), (1, 1));
         let out = block.follow("out", &sys).unwrap_err();
-        assert_eq!(out.kind(), io::ErrorKind::PermissionDenied);
+        assert!(leads_out(&out), "{out}");
         assert!(out
             .to_string()
             .ends_with(&format!("(to {})", dir.join("elsewhere").display())));
@@ -503,7 +500,7 @@ mod tests {
             "block/disk0/../../../elsewhere",
         ] {
             let e = sys_dir.exists_under(&[out]).unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{out}: {e}");
+            assert!(leads_out(&e), "{out}: {e}");
         }
         fs::remove_dir_all(&dir).unwrap();
     }

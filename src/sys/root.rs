@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::consts::{absent, O_NOFOLLOW};
+use super::consts::{absent, leads_out_error, O_NOFOLLOW};
 use super::dir::{self, Dir};
 use crate::md::SpeedLimit;
 
@@ -188,14 +188,11 @@ pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
     }
     match fs::canonicalize(&path) {
         Ok(real) if real.starts_with(base) => Ok(()),
-        Ok(real) => Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is a link that leads out of the root (to {})",
-                path.display(),
-                real.display()
-            ),
-        )),
+        Ok(real) => Err(leads_out_error(format!(
+            "{} is a link that leads out of the root (to {})",
+            path.display(),
+            real.display()
+        ))),
         Err(e) => Err(io::Error::new(
             e.kind(),
             format!("{} is a link that leads nowhere: {e}", path.display()),
@@ -204,10 +201,7 @@ pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
 }
 
 fn outside(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!("{} leads out of the root", path.display()),
-    )
+    leads_out_error(format!("{} leads out of the root", path.display()))
 }
 
 /// Reads a small file as text, by path (the read-back after a write, the persisted files; the

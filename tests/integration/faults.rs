@@ -414,7 +414,7 @@ fn an_array_that_disappears_between_inventory_and_apply_fails_and_earlier_writes
     let outcome = apply::apply(&root, apply::writes(&plan), &mut |_| Ok(()));
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert!(
-        matches!(&failure.error, ApplyError::Escape { target: Target::Md { array, .. }, .. } if array == "md2"),
+        matches!(&failure.error, ApplyError::Missing { target: Target::Md { array, .. }, .. } if array == "md2"),
         "{}",
         failure.error
     );
