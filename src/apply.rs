@@ -1,5 +1,5 @@
-//! Applying a plan: the only code that writes kernel values. It takes the host lock, writes each
-//! due value in plan order, reads it back, and on the first failure restores everything this run
+//! Applying a plan: the only code that writes kernel values. Under the host lock its caller holds
+//! (`crate::run`), it writes each due value in plan order, reads it back, and on the first failure restores everything this run
 //! changed before reporting the failure: newest first, except that an array's
 //! `stripe_cache_size` is restored before its `preread_bypass_threshold` (the kernel refuses a
 //! threshold above the cache, so a run that lowered both must raise the cache back first).

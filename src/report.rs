@@ -1,4 +1,4 @@
-//! The report: the one JSON object a run prints (contract section 3), built from the inventory,
+//! The report: the one JSON object a run prints (docs/reference.md §3), built from the inventory,
 //! the plan and what applying did. Ansible reads it as a module result; the Salt wrappers
 //! translate it into state changes. Pure: building a report touches nothing.
 //!
@@ -96,7 +96,7 @@ pub struct Report {
 }
 
 impl Report {
-    /// The report as one line of JSON, keys in the contract's order.
+    /// The report as one line of JSON, keys in the order of docs/reference.md §3.
     pub fn to_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
             serde_json::json!({"changed": false, "failed": true, "warnings": [],
@@ -329,5 +329,101 @@ pub fn build(
         warnings: plan.warnings.clone(),
         rolled_back,
         not_restored,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::{ApplyError, Failure};
+    use crate::host::fixtures::{host, raid};
+    use crate::md::Attr;
+    use serde_json::json;
+    use std::io;
+
+    fn spec(input: serde_json::Value) -> Spec {
+        Spec::from_json(&input.to_string()).unwrap()
+    }
+
+    fn report(input: serde_json::Value, inv: &Inventory, outcome: &Outcome) -> Report {
+        let spec = spec(input);
+        let plan = crate::plan::plan(&spec, inv).unwrap();
+        build(&spec, inv, &plan, outcome, Persist::default())
+    }
+
+    fn write(array: &str, attr: Attr, before: u64, after: u64) -> Write {
+        Write {
+            target: Target::Md {
+                array: array.into(),
+                attr,
+            },
+            before: Value::Int(before),
+            after: Value::Int(after),
+        }
+    }
+
+    #[test]
+    fn a_converged_host_is_unchanged_and_compliant() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(1), Some(1)])]);
+        let r = report(json!({"state": "query"}), &inv, &Outcome::default());
+        assert!(!r.changed && !r.failed && r.compliant, "{}", r.to_text());
+        assert!(r.arrays.iter().all(|a| a.compliant));
+    }
+
+    #[test]
+    fn check_mode_reports_what_would_change_as_changed_and_not_compliant() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let r = report(json!({"check_mode": true}), &inv, &Outcome::default());
+        assert!(r.changed && !r.failed && !r.compliant, "{}", r.to_text());
+        let s = &r.arrays[0].settings["group_thread_cnt"];
+        assert_eq!(
+            (s.before, s.after, s.changed),
+            (Value::Int(0), Value::Int(8), true)
+        );
+        assert!(r.msg.contains("group_thread_cnt 0 -> 8"), "{}", r.msg);
+    }
+
+    #[test]
+    fn a_rolled_back_failure_is_failed_unchanged_and_lists_what_was_restored() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let done = write("md0", Attr::GroupThreadCnt, 0, 8);
+        let outcome = Outcome {
+            done: vec![done.clone()],
+            failure: Some(Failure {
+                error: ApplyError::Write {
+                    target: Target::Limit(crate::md::SpeedLimit::Max),
+                    value: Value::Int(1),
+                    source: io::Error::from_raw_os_error(22),
+                },
+                rolled_back: vec![done],
+                not_restored: Vec::new(),
+            }),
+        };
+        let r = report(json!({"speed_limit_max": 1}), &inv, &outcome);
+        assert!(r.failed && !r.changed, "{}", r.to_text());
+        let back = r.rolled_back.as_ref().expect("rolled_back");
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            (back[0].target.as_str(), back[0].setting.as_str()),
+            ("md0", "group_thread_cnt")
+        );
+        assert!(r.msg.contains("speed_limit_max"), "{}", r.msg);
+    }
+
+    #[test]
+    fn the_report_is_one_line_of_json_in_the_documented_key_order() {
+        let inv = host(vec![raid("md0", "raid1", &[Some(1), Some(1)])]);
+        let text = report(json!({}), &inv, &Outcome::default()).to_text();
+        assert!(!text.contains('\n'));
+        let at = |k: &str| text.find(&format!("\"{k}\":")).expect(k);
+        let order = [
+            "changed",
+            "failed",
+            "msg",
+            "check_mode",
+            "compliant",
+            "arrays",
+        ];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
     }
 }

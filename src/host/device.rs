@@ -1,17 +1,18 @@
-//! How the rules of `crate::topology` reach a block device's directory and read in it, confined
+//! How the rules of [`super::topology`] reach a block device's directory and read in it, confined
 //! to `sys/` and cheaply.
 //!
 //! A [`Device`] is a path from `sys/` through the kernel's links
 //! (`block/md0/md/dev-nvme0n1/block`), never opened itself: each file or directory under it is
 //! opened with one `openat2(RESOLVE_BENEATH)` from `sys/`, and the kernel refuses any walk that
 //! would leave `sys/` (a `..` too many, an absolute link; a walk that races with a rename
-//! elsewhere is made again, `crate::calls`). Following a member thus costs no system
+//! elsewhere is made again, in `crate::sys`). Following a member thus costs no system
 //! call of its own: reading its `mq/` is one open, as for a program that trusts every link. Only a
 //! partition's disk is opened, to learn its name from the kernel (`/proc/self/fd`).
 //!
 //! Kernels without `openat2` (before 5.6) take the older way: every device directory is opened
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
-//! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the layouts both ways.
+//! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the
+//! layouts both ways.
 
 use crate::sys::{trimmed, Dir};
 use std::io;

@@ -1,5 +1,5 @@
 //! The live host, read only: every md array under the root with its level, state, members (their
-//! roles and hardware queues come from [`crate::topology`]), the tunable values in force, the
+//! roles and hardware queues come from [`super::topology`]), the tunable values in force, the
 //! sync progress, whether it reshapes, and for external-metadata arrays whether mdmon runs for
 //! the container. Also the system facts `auto` needs: online CPUs and possible NUMA nodes.
 //!

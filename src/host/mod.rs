@@ -5,6 +5,8 @@
 //! directories cheaply and confined to `sys/`. It never decides what should change.
 
 mod device;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod inventory;
 mod topology;
 

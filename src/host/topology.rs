@@ -1,4 +1,4 @@
-//! Where members become queues (contract section 5): the array's members as md lists them, the
+//! Where members become queues (docs/reference.md §5): the array's members as md lists them, the
 //! role md gives each (active, rebuilding, spare, faulty, journal), and the devices that carry
 //! each member's hardware queues, followed down the block stack.
 //!

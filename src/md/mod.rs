@@ -1,5 +1,5 @@
 //! The md vocabulary, pure: the attributes mdtune may touch, the values the kernel prints and
-//! accepts for them, and the one table of kernel facts that decisions rest on ([`kernel`]). No
+//! accepts for them, and the one table of kernel facts that decisions rest on (`kernel`). No
 //! I/O and no decisions: every step above names md things with these types.
 
 mod attr;

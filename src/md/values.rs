@@ -13,7 +13,7 @@ use std::fmt;
 pub enum Value {
     Int(u64),
     /// A C int the kernel printed negative (`sync_speed_*`, `speed_limit_*`; see
-    /// [`kernel::sync_speed_store`]). Always below zero: zero and up are [`Value::Int`].
+    /// `kernel::sync_speed_store`). Always below zero: zero and up are [`Value::Int`].
     Negative(i64),
     Bool(bool),
     /// `sync_speed_*` following the system-wide limit (the kernel prints `N (system)`).

@@ -1,4 +1,4 @@
-//! The originals saved before the first change (contract section 6), under `run/mdtune/`: one
+//! The originals saved before the first change (docs/reference.md §6), under `run/mdtune/`: one
 //! file per array keyed by its uuid (so they survive a re-assembly under another kernel name but
 //! not a reboot, when the kernel defaults are back anyway), and one for the system limits.
 //! This module stores and loads them; `state: reverted` turns them into a plan
@@ -182,5 +182,91 @@ impl Originals {
             .keys()
             .map(|k| self.dir.join(format!("{k}.json")))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::fixtures::{host, raid};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mdtune-originals-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn write(array: &str, before: u64, after: u64) -> Write {
+        Write {
+            target: Target::Md {
+                array: array.into(),
+                attr: Attr::GroupThreadCnt,
+            },
+            before: Value::Int(before),
+            after: Value::Int(after),
+        }
+    }
+
+    #[test]
+    fn the_first_original_is_saved_by_uuid_and_never_overwritten() {
+        let dir = scratch("first");
+        let root = Root::new(&dir).unwrap();
+        let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
+        let uuid = inv.arrays[0].uuid.clone().unwrap();
+        let mut o = Originals::load(&root).unwrap();
+        o.remember(&write("md0", 0, 8), &inv).unwrap();
+        o.remember(&write("md0", 8, 4), &inv).unwrap();
+        let file = dir.join(format!("run/mdtune/{uuid}.json"));
+        let json: Json = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+        assert_eq!(json["saved"]["group_thread_cnt"], 0, "{json}");
+        assert_eq!(json["array"], "md0");
+
+        let again = Originals::load(&root).unwrap();
+        assert_eq!(again.paths(), vec![file]);
+        let plan = again.revert_plan(&inv);
+        let change = &plan.arrays[0].changes[0];
+        assert_eq!(
+            (change.attr, change.after),
+            (Attr::GroupThreadCnt, Value::Int(0))
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_saved_file_mdtune_did_not_write_is_refused_naming_it() {
+        let dir = scratch("corrupt");
+        fs::create_dir_all(dir.join("run/mdtune")).unwrap();
+        fs::write(
+            dir.join("run/mdtune/x.json"),
+            r#"{"saved": {"group_thread_cnt": "many"}}"#,
+        )
+        .unwrap();
+        let root = Root::new(&dir).unwrap();
+        let e = Originals::load(&root).unwrap_err().to_string();
+        assert!(
+            e.contains("x.json") && e.contains("group_thread_cnt"),
+            "{e}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_system_limits_are_saved_under_their_own_key() {
+        let dir = scratch("system");
+        let root = Root::new(&dir).unwrap();
+        let inv = host(Vec::new());
+        let mut o = Originals::load(&root).unwrap();
+        let w = Write {
+            target: Target::Limit(SpeedLimit::Max),
+            before: Value::Int(200000),
+            after: Value::Int(1),
+        };
+        o.remember(&w, &inv).unwrap();
+        let again = Originals::load(&root).unwrap();
+        assert_eq!(again.limits(), vec![SpeedLimit::Max]);
+        assert!(dir.join("run/mdtune/system.json").is_file());
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,6 +1,6 @@
-//! Persistence (contract section 6): the files that make the desired state survive reboots and
+//! Persistence (docs/reference.md §6): the files that make the desired state survive reboots and
 //! re-assembly, and their removal by `state: reverted`. The saved originals live in
-//! [`crate::originals`].
+//! [`super::originals`]; the atomic writes themselves in `crate::sys`.
 //!
 //! `persist: true` saves the input under `etc/mdtune/`, installs the running binary as
 //! `usr/local/sbin/mdtune` (unless the running binary is the packaged `usr/sbin/mdtune`, which

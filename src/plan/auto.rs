@@ -1,8 +1,8 @@
-//! How `auto` turns an array's members into a `group_thread_cnt` (contract section 2 and
+//! How `auto` turns an array's members into a `group_thread_cnt` (docs/reference.md §2 and
 //! docs/auto.md): the hardware queues of the counted (active) members, combined by `min` (or
 //! `max`), 0 for one queue or fewer, else clamped to `min..max`, where `max` defaults to the
 //! online CPUs per possible NUMA node, never above the kernel's 8192. Pure: the queues come from
-//! [`crate::topology`] through the inventory.
+//! `crate::host` through the inventory.
 
 use crate::host::Member;
 use crate::md::kernel;

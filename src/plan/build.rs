@@ -3,12 +3,12 @@
 //! nothing, so every rule of the contract about selection, precedence, skipping and the `auto`
 //! thread policy is tested here without a filesystem.
 //!
-//! Rules applied here (contract section 2): entries select arrays by kernel name, glob, mdadm name
+//! Rules applied here (docs/reference.md §2): entries select arrays by kernel name, glob, mdadm name
 //! or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
 //! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
 //! came from a glob or the policy, and is an error when an exact entry asked for it. An array
 //! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
-//! mdmon) is planned but held back: see [`crate::hold`].
+//! mdmon) is planned but held back: see [`super::hold`].
 
 use super::auto::{auto_threads, Cpus};
 use super::hold;
@@ -223,71 +223,12 @@ fn plan_array(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{Member, Role, Sync};
+    use crate::host::fixtures::{host, member, raid};
+    use crate::host::Role;
     use crate::md::SpeedLimit;
     use crate::plan::Hold;
     use crate::spec::Combine;
     use serde_json::json;
-
-    fn member(name: &str, q: Option<u64>) -> Member {
-        Member {
-            name: name.into(),
-            device: Some(name.into()),
-            hw_queues: q,
-            problem: q.is_none().then(|| "no mq/".to_string()),
-            counted: true,
-            ..Member::default()
-        }
-    }
-
-    fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
-        let mut values = BTreeMap::new();
-        let redundant = level != "raid0";
-        let raid456 = matches!(level, "raid4" | "raid5" | "raid6");
-        if raid456 {
-            values.insert(Attr::GroupThreadCnt, Value::Int(0));
-            values.insert(Attr::StripeCacheSize, Value::Int(256));
-            values.insert(Attr::PrereadBypassThreshold, Value::Int(1));
-            values.insert(Attr::SkipCopy, Value::Bool(false));
-        }
-        if redundant {
-            values.insert(Attr::SyncSpeedMin, Value::System);
-            values.insert(Attr::SyncSpeedMax, Value::System);
-            values.insert(Attr::SyncForceParallel, Value::Bool(false));
-        }
-        let n: u32 = name.trim_start_matches("md").parse().unwrap_or(99);
-        Array {
-            name: name.into(),
-            devnames: vec![format!("data{n}")],
-            uuid: Some(format!("{n:08x}e5f60718293a4b5c6d7e8f90")),
-            level: level.into(),
-            array_state: "clean".into(),
-            metadata_version: "1.2".into(),
-            members: queues
-                .iter()
-                .enumerate()
-                .map(|(i, q)| member(&format!("{name}-m{i}"), *q))
-                .collect(),
-            sync: redundant.then(|| Sync {
-                action: "idle".into(),
-                completed: None,
-                speed_kib_s: None,
-            }),
-            values,
-            ..Array::default()
-        }
-    }
-
-    fn host(arrays: Vec<Array>) -> Inventory {
-        let mut inv = Inventory {
-            arrays,
-            online_cpus: Some(32),
-            ..Inventory::default()
-        };
-        inv.speed_limits.insert(SpeedLimit::Min, Value::Int(1000));
-        inv.speed_limits.insert(SpeedLimit::Max, Value::Int(200000));
-        inv
-    }
 
     fn run(input: serde_json::Value, inv: &Inventory) -> Result<Plan, PlanError> {
         plan(&Spec::from_json(&input.to_string()).unwrap(), inv)

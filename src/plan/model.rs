@@ -104,7 +104,7 @@ impl Serialize for Attr {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArrayPlan {
-    /// Index into [`Inventory::arrays`].
+    /// Index into `Inventory::arrays`.
     pub array: usize,
     pub name: String,
     /// The members' queues combined as the policy says, when every member's are known.

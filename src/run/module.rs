@@ -1,7 +1,7 @@
 //! One run, start to end: validate the input and the root, read the host and plan, take the lock,
 //! read and plan again, apply (unless checking or querying), persist or revert, and build the
 //! report. This is glue: each decision lives in the module named after its step; the `--udev`
-//! entry point is in [`super::udev`].
+//! entry point is in [`super::udev()`].
 
 use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, LockError, LOCK_WAIT_MS};

@@ -1,7 +1,7 @@
 //! `mdtune --udev NAME`: the persisted udev rule's entry point. It replays the persisted desired
 //! state for one array and logs to the system log, since udev discards stdout.
 //!
-//! The order matters (contract section 6): the name is checked and the root opened first (exit 2,
+//! The order matters (docs/reference.md §6): the name is checked and the root opened first (exit 2,
 //! nothing written), then the lock is taken, and only then is the persisted state read, so a
 //! replay that waited for a revert or a newer `persist` applies what is persisted now. An
 //! inactive array (a `change` event during incremental assembly, or `udevadm trigger`) is left

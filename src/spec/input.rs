@@ -1,7 +1,7 @@
 //! Typed values as playbooks and pillars send them: `8` and `"8"` are the integer 8, `yes` and
 //! `true` are booleans, and every refusal is a [`SpecError`] naming the key, the value and what is
-//! allowed. The building blocks that [`spec`](crate::spec), [`entry`](crate::entry) and
-//! [`policy`](crate::policy) validate their keys with; this module knows no key of its own.
+//! allowed. The building blocks that [`desired`](super::desired), [`entry`](super::entry) and
+//! [`policy`](super::policy) validate their keys with; this module knows no key of its own.
 
 use crate::md::Value;
 use serde_json::{Map, Value as Json};

@@ -5,12 +5,12 @@
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
 //! with one `read` into one reused page; subdirectories are opened the same way; directories are
 //! listed with `getdents64` into one reused buffer. Paths through links below a directory
-//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::device`) are opened in one
+//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::host`'s device walks) are opened in one
 //! `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it. Without `openat2` (kernels before
 //! 5.6), a link that must be followed is opened once and its real path, as the kernel reports
 //! it in `/proc/self/fd`, checked against the confining directory ([`Dir::follow`]).
 //!
-//! The system calls std lacks come from `crate::calls`; reading and closing go through std
+//! The system calls std lacks come from [`super::calls`]; reading and closing go through std
 //! ([`File`], [`OwnedFd`]).
 
 use std::cell::RefCell;

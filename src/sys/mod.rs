@@ -2,7 +2,7 @@
 //! the rules that keep every read and write inside the root (docs/reference.md §4).
 //!
 //! Upper steps ask it for named things: the root's paths ([`Root`]), a directory handle that
-//! cannot be walked out of ([`Dir`]), a file written atomically inside the root. It decides
+//! cannot be walked out of (`Dir`), a file written atomically inside the root. It decides
 //! nothing about md: what to read or write is the business of the steps above.
 
 mod atomic;

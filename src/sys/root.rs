@@ -1,12 +1,11 @@
 //! Every path mdtune reads or writes, built from one root, and the small reads and writes of
-//! kernel files. The md attributes mdtune may touch and the values the kernel prints live in
-//! [`crate::values`] and are re-exported here.
+//! kernel files. What the files mean (attributes, values) is `crate::md`'s.
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
 //! chroots run against a fake root. [`Root::new`] refuses a root whose top-level directories
-//! ([`TOP_LEVEL`]) lead out of it; the inventory then reads under `sys/` through directory
-//! handles confined to its real path (`crate::dirfd`), the persisted files and writes by path.
+//! (`TOP_LEVEL`) lead out of it; the inventory then reads under `sys/` through directory
+//! handles confined to its real path ([`super::dir`]), the persisted files and writes by path.
 //! This module does no policy: it does not decide what to write.
 
 use std::fs::{self, OpenOptions};
@@ -43,7 +42,7 @@ pub struct Root {
 
 impl Root {
     /// Opens a root. Fails when the directory does not exist, and when one of the
-    /// [`TOP_LEVEL`] directories is a link that leads out of it (or nowhere).
+    /// `TOP_LEVEL` directories is a link that leads out of it (or nowhere).
     pub fn new(base: &Path) -> io::Result<Root> {
         let base = fs::canonicalize(base)?;
         for name in TOP_LEVEL {
