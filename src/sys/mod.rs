@@ -18,4 +18,5 @@ pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;
 pub(crate) use root::{
     open_for_write, read, write_value, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE,
+    SYS_WORKQUEUE,
 };
