@@ -25,10 +25,10 @@ pub struct Cpus {
     pub possible_nodes: Option<u64>,
 }
 
-/// A list or mask file under `sys/<dir>`, parsed; `None` when absent or not what the kernel
-/// prints.
-fn set(sys: &Dir, root: &Root, dir: &str, file: &str, mask: bool) -> Option<CpuSet> {
-    let text = sys.follow(dir, root.sys()).ok()?.read(file).ok()??;
+/// A list (or, with `mask`, a mask) file in `dir`, parsed; `None` when absent or not what the
+/// kernel prints.
+fn set(dir: Option<&Dir>, file: &str, mask: bool) -> Option<CpuSet> {
+    let text = dir?.read(file).ok()??;
     if mask {
         CpuSet::from_mask(&text)
     } else {
@@ -36,16 +36,18 @@ fn set(sys: &Dir, root: &Root, dir: &str, file: &str, mask: bool) -> Option<CpuS
     }
 }
 
-/// Reads the CPU and node facts under `sys/`.
+/// Reads the CPU and node facts under `sys/`: each directory is opened once.
 pub(crate) fn read(sys: &Dir, root: &Root) -> Cpus {
-    let online = set(sys, root, sys::SYS_CPU, "online", false);
+    let open = |dir| sys.follow(dir, root.sys()).ok();
+    let cpu = open(sys::SYS_CPU);
+    let online = set(cpu.as_ref(), "online", false);
     let unbound = online.as_ref().and_then(|online| {
-        let wq = |file| set(sys, root, sys::SYS_WORKQUEUE, file, true);
-        let Some(mut mask) = wq("cpumask") else {
-            let isolated = set(sys, root, sys::SYS_CPU, "isolated", false)?;
+        let wq = open(sys::SYS_WORKQUEUE);
+        let Some(mut mask) = set(wq.as_ref(), "cpumask", true) else {
+            let isolated = set(cpu.as_ref(), "isolated", false)?;
             return Some(online.minus(&isolated).len());
         };
-        if let Some(own) = wq("raid5wq/cpumask") {
+        if let Some(own) = set(wq.as_ref(), "raid5wq/cpumask", true) {
             let both = mask.and(&own);
             if !both.is_empty() {
                 mask = both;
@@ -53,7 +55,8 @@ pub(crate) fn read(sys: &Dir, root: &Root) -> Cpus {
         }
         Some(online.and(&mask).len())
     });
-    let count = |file| set(sys, root, sys::SYS_NODE, file, false).map(|s| s.len());
+    let node = open(sys::SYS_NODE);
+    let count = |file| set(node.as_ref(), file, false).map(|s| s.len());
     Cpus {
         online: online.map(|s| s.len()),
         unbound,
