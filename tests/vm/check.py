@@ -918,7 +918,7 @@ def second_checks(run):
         ("r2 reboot: udev assembled md1, md2 and the rule tuned them before the script looked", r2),
         ("r2 reboot: md0 assembled before udevd (as an initramfs does) tuned after coldplug", r2_initramfs),
         ("y1 auto on multipath heads: raw queue count through the paths", y1_raw),
-        ("y1 NUMA: default max = online CPUs / possible nodes", y1_numa),
+        ("y1 NUMA: default max = online CPUs / nodes with CPUs", y1_numa),
         ("y11 dm-linear and nested raid on partitions of multipath heads", y11),
     ]
 
