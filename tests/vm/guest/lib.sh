@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Helpers of the VM suite's guest scripts (busybox sh), sourced by first.sh and second.sh. They
 # assert nothing: tests/vm/check.py reads the records on the host.
 #
