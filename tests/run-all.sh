@@ -18,7 +18,7 @@ suite() {
   fi
 }
 
-suite lint       bash -c 'cargo fmt --check && cargo clippy --all-targets -- -D warnings'
+suite lint       tests/lint/run.sh
 suite cargo-test cargo test
 suite release    bench/build-release.sh
 for s in ${MDTUNE_SUITES:-ansible salt fleet packaging vm fuzz}; do
