@@ -19,7 +19,8 @@ parent's mod.rs, or `crate::plan::Name` from inside plan/, is an edge up to the 
 face's own `pub(crate) use child::...` it closes the cycle parent -> child -> parent.
 Not edges: `mod x;` declarations (a declaration is not an import), text in comments and string
 literals, paths inside `pub(in path)`, and any item under `#[cfg(test)]` (a `#[cfg(test)] mod
-tests { ... }` block, or a `#[cfg(test)] mod x;` whose file is then left out altogether).
+tests { ... }` block, or a `#[cfg(test)] mod x;` whose file is then left out altogether, as is
+a file that opens with `#![cfg(test)]`).
 
 Size. A file's size is its non-test code: the lines that are not blank and not only a comment,
 outside the items under `#[cfg(test)]`. A file over --max-lines fails.
@@ -42,6 +43,7 @@ USE_RE = re.compile(r"(?<![A-Za-z0-9_])use\s+([^;]*);")
 MOD_DECL_RE = re.compile(r"(?<![A-Za-z0-9_])mod\s+(" + IDENT + r")\s*([;{])")
 PUB_IN_RE = re.compile(r"\bpub\s*\(\s*in\s+[^)]*\)")
 CFG_TEST_RE = re.compile(r"#\s*\[\s*cfg\s*\(\s*test\s*\)\s*\]")
+INNER_CFG_TEST_RE = re.compile(r"#\s*!\s*\[\s*cfg\s*\(\s*test\s*\)\s*\]")
 ATTR_RE = re.compile(r"\s*#\s*\[")
 
 
@@ -299,6 +301,8 @@ class Graph:
                 mod = ("main",)
             with open(os.path.join(self.src, rel), encoding="utf-8") as f:
                 masked = mask(f.read())
+            if INNER_CFG_TEST_RE.search(masked):  # #![cfg(test)]: the whole file is a test
+                excluded.add(mod)
             code, test_children = strip_tests(masked)
             texts[rel] = (mod, code)
             for child in test_children:
@@ -319,12 +323,13 @@ class Graph:
                 return tuple(segs[:k])
         return ()
 
-    def _absolute(self, mod, segs, children, depth):
+    def _absolute(self, mod, segs, children, depth, binary):
         """A path as written in module mod (inside `depth` inline modules) -> absolute segments,
-        or None when it names no module of this crate (std, another crate, a local item)."""
+        or None when it names no module of this crate (std, another crate, a local item).
+        In a binary's root (`binary`), the library crate's name stands for `crate`."""
         here = () if mod == ("main",) else mod
         first = segs[0].lstrip("$")
-        if first == "crate" or (self.crate and first == self.crate):
+        if first == "crate" or (binary and self.crate and first == self.crate):
             return list(segs[1:])
         if first == "super":
             k = 0
@@ -350,11 +355,12 @@ class Graph:
         for m in MOD_DECL_RE.finditer(code):
             if m.group(2) == "{":
                 inline.append((m.end() - 1, item_end(code, m.end() - 1)))
+        binary = mod == ("main",) or rel.startswith("bin" + os.sep)
         code = PUB_IN_RE.sub(lambda m: " " * len(m.group(0)), code)
 
         def add(segs, pos, what):
             depth = sum(1 for a, b in inline if a < pos < b)
-            path = self._absolute(mod, segs, children, depth)
+            path = self._absolute(mod, segs, children, depth, binary)
             if path is None:
                 return
             target = self.resolve(path)

@@ -313,6 +313,18 @@ class Size(unittest.TestCase):
         finally:
             t.close()
 
+    def test_file_marked_test_inside_is_left_out(self):
+        t = Tree({"lib.rs": "mod a;\nmod b;\npub use a::f;\n",
+                  "a.rs": "pub fn f() {}\n",
+                  "b.rs": "//! Tests only.\n#![cfg(test)]\nuse crate::a::f;\n"
+                          + "fn t() { f() }\n" * 500})
+        try:
+            rc, out = t.run()
+            self.assertEqual(rc, 0, out)
+            self.assertNotIn("b", {t.graph().name(m) for m in t.graph().files})
+        finally:
+            t.close()
+
     def test_max_lines_option(self):
         t = self.tree(50)
         try:
