@@ -15,8 +15,8 @@ if ! command -v shellcheck >/dev/null; then
     die "shellcheck is missing: install it as root with apt-get install shellcheck"
   export DEBIAN_FRONTEND=noninteractive
   # A fresh machine's package lists may be empty or old: update once if the install fails.
-  apt-get install -y -qq -o DPkg::Lock::Timeout=300 shellcheck >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq -o DPkg::Lock::Timeout=300 shellcheck >/dev/null; }
+  install=(apt-get install -y -qq -o DPkg::Lock::Timeout=300 shellcheck)
+  "${install[@]}" >/dev/null 2>&1 || { apt-get update -qq && "${install[@]}" >/dev/null; }
 fi
 log "$(shellcheck --version | sed -n 's/^version: /shellcheck /p')"
 
