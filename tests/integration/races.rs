@@ -213,12 +213,14 @@ fn swap_for_link(dir: PathBuf, stash: PathBuf, decoy: PathBuf) -> impl FnOnce() 
 }
 
 /// The checks every race ends with: the open was held and the swap made; nothing outside the
-/// root changed; the report is true (a failure names `name`; a change is in the stash, inside
-/// the root).
+/// root changed; the report is true: a failure names `name`, and every setting of the swapped
+/// directory (`settings`, as the report gives them) holds, in the stash where that directory
+/// now is inside the root, `after` when the report says it changed and `before` when it says it
+/// did not.
 fn assert_confined(
     out: &Traced,
     name: &str,
-    want: &str,
+    settings: fn(&Value) -> &Value,
     decoy: &Path,
     decoy_before: &[(PathBuf, Vec<u8>, std::time::SystemTime)],
     stash: &Path,
@@ -238,17 +240,38 @@ fn assert_confined(
         fs::read_to_string(decoy.join(name)).unwrap_or_default(),
         out.stdout
     );
-    let inside = fs::read_to_string(stash.join(name)).unwrap_or_default();
-    if out.json["changed"] == true {
+    let settings = settings(&out.json).as_object().unwrap_or_else(|| {
+        panic!(
+            "no settings for the swapped directory in the report: {}",
+            out.stdout
+        )
+    });
+    assert!(
+        settings.contains_key(name),
+        "{name} not reported: {}",
+        out.stdout
+    );
+    for (setting, s) in settings {
+        let inside = fs::read_to_string(stash.join(setting)).unwrap_or_default();
+        let said = if s["changed"] == true {
+            &s["after"]
+        } else {
+            &s["before"]
+        };
         assert_eq!(
             inside.trim(),
-            want,
-            "the report says changed, but {name} inside the root holds {inside:?}: {}",
+            said.to_string(),
+            "the report says {setting} {} ({s}), but inside the root it holds {inside:?}: {}",
+            if s["changed"] == true {
+                "changed"
+            } else {
+                "did not change"
+            },
             out.stdout
         );
     }
     if out.code == 0 {
-        assert_eq!(out.json["changed"], true, "{}", out.stdout);
+        assert_eq!(settings[name]["changed"], true, "{}", out.stdout);
     } else {
         assert_eq!(out.code, 1, "{}", out.stdout);
         let msg = out.json["msg"].as_str().unwrap_or_default();
@@ -257,6 +280,19 @@ fn assert_confined(
             "the failure does not name {name}: {msg}"
         );
     }
+}
+
+/// md0's settings in a report.
+fn md0_settings(report: &Value) -> &Value {
+    report["arrays"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "md0"))
+        .map_or(&Value::Null, |a| &a["settings"])
+}
+
+/// The system settings in a report.
+fn system_settings(report: &Value) -> &Value {
+    &report["system"]
 }
 
 /// A race on `md0/md/stripe_cache_size`; `extra` is more strace options.
@@ -293,7 +329,7 @@ fn md_attribute_race(label: &str, extra: &[&str]) {
         extra,
         swap_for_link(md_dir, stash.clone(), decoy.clone()),
     );
-    assert_confined(&out, attr, "4096", &decoy, &decoy_before, &stash);
+    assert_confined(&out, attr, md0_settings, &decoy, &decoy_before, &stash);
 }
 
 #[test]
@@ -336,5 +372,5 @@ fn a_raid_limits_directory_swapped_for_a_link_out_carries_no_write_out() {
         &[],
         swap_for_link(raid, stash.clone(), decoy.clone()),
     );
-    assert_confined(&out, limit, "300000", &decoy, &decoy_before, &stash);
+    assert_confined(&out, limit, system_settings, &decoy, &decoy_before, &stash);
 }
