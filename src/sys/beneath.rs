@@ -185,10 +185,8 @@ mod tests {
         let read = |p: &str, flags: i32| -> io::Result<String> {
             let walked = walk_beneath(fd.as_fd(), p, flags, 0).map(File::from);
             let kernel = open_beneath(fd.as_fd(), p, flags, 0).map(File::from);
-            let text = |f: io::Result<File>| {
-                f.and_then(io::read_to_string)
-                    .map_err(|e| e.raw_os_error())
-            };
+            let text =
+                |f: io::Result<File>| f.and_then(io::read_to_string).map_err(|e| e.raw_os_error());
             let (w, k) = (text(walked), text(kernel));
             assert_eq!(w, k, "{p}: the walk and openat2 disagree");
             w.map_err(|e| io::Error::from_raw_os_error(e.unwrap_or(0)))
