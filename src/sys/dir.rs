@@ -104,7 +104,8 @@ impl Dir {
         })
     }
 
-    /// A directory opened elsewhere in the floor (beneath the root), named `path`.
+    /// A directory opened elsewhere in the floor (beneath the root), named `path`: the path it
+    /// was opened by, which may pass through links inside the root.
     pub(super) fn from_fd(fd: OwnedFd, path: PathBuf) -> Dir {
         Dir { fd, path }
     }
