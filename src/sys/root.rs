@@ -4,15 +4,15 @@
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/`, and what lets tests and chroots run against a
 //! fake root. [`Root::new`] refuses a root whose top-level directories (`TOP_LEVEL`) lead out of
-//! it, and opens the root and its `sys/` once; the inventory then reads under `sys/` through
+//! it, and opens the root and each of them once; the inventory then reads under `sys/` through
 //! directory handles confined to its real path ([`super::dir`]), and every write, its read-back
-//! and the persisted files are opened beneath one of those two descriptors ([`super::beneath`]):
-//! no path checked earlier is opened again by name. This module does no policy: it does not
+//! and the persisted files are opened beneath the descriptor of their top-level directory
+//! ([`super::beneath`]): no path checked earlier is opened again by name. This module does no policy: it does not
 //! decide what to write.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -43,12 +43,14 @@ pub struct Root {
     /// The real path of `base/sys` (inside `base`): everything read under `sys/` must resolve
     /// below it.
     sys: PathBuf,
-    /// The root directory, open: the speed limits, the lock and the persisted files are opened
-    /// beneath it.
+    /// The root directory, open: what is opened under a top-level directory that did not
+    /// exist when the root was opened (`etc/` before the first `persist`) is opened beneath it.
     fd: Arc<OwnedFd>,
-    /// `sys/`, open once (when it exists): the md attributes are opened beneath it, and every
-    /// read under `sys/` starts from it.
-    sys_fd: Option<Arc<OwnedFd>>,
+    /// The `TOP_LEVEL` directories that exist, each opened once and its real path checked to be
+    /// inside the root: everything under one is opened beneath it (the md attributes beneath
+    /// `sys/`, the speed limits beneath `proc/`, the lock beneath `run/`), and every read under
+    /// `sys/` starts from `sys/`.
+    tops: Arc<Vec<(&'static str, OwnedFd)>>,
 }
 
 /// What a kernel value lives in: an md attribute of an array, or a system speed limit.
@@ -72,16 +74,22 @@ impl Root {
             .to_str()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path is not UTF-8"))?;
         let fd = Arc::new(open_at(None, text, O_DIRECTORY)?);
-        // Opened, then its real path checked: what it is now, not what it was at the check.
-        let (sys, sys_fd) = match Dir::open_within(&base.join("sys"), &base) {
-            Ok(d) => (d.path().to_path_buf(), Some(Arc::new(d.into_fd()))),
-            Err(_) => (base.join("sys"), None),
-        };
+        let mut sys = base.join("sys");
+        let mut tops = Vec::new();
+        for name in TOP_LEVEL {
+            // Opened, then its real path checked: what it is now, not what it was at the check.
+            if let Ok(d) = Dir::open_within(&base.join(name), &base) {
+                if name == "sys" {
+                    sys = d.path().to_path_buf();
+                }
+                tops.push((name, d.into_fd()));
+            }
+        }
         Ok(Root {
             base,
             sys,
             fd,
-            sys_fd,
+            tops: Arc::new(tops),
         })
     }
 
@@ -98,9 +106,9 @@ impl Root {
 
     /// `sys/`, open: the directory [`Root::new`] opened, opened again through its descriptor.
     pub(crate) fn sys_dir(&self) -> io::Result<Dir> {
-        match &self.sys_fd {
+        match self.top("sys") {
             Some(fd) => Ok(Dir::from_fd(
-                open_at(Some(fd.as_fd()), ".", O_DIRECTORY)?,
+                open_at(Some(fd), ".", O_DIRECTORY)?,
                 self.sys.clone(),
             )),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
@@ -180,11 +188,24 @@ impl Root {
             .ok_or_else(|| outside(path))
     }
 
-    /// Opens `rel` beneath the root's descriptor ([`super::beneath`]); resolving it out of the
-    /// root is an error saying so, naming `path`.
+    /// The top-level directory `name`, open, when it existed when the root was opened.
+    fn top(&self, name: &str) -> Option<BorrowedFd<'_>> {
+        self.tops
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, fd)| fd.as_fd())
+    }
+
+    /// Opens `rel` ([`super::beneath`]) beneath its top-level directory, or beneath the root
+    /// when that did not exist; resolving it out of there is an error saying it leads out of
+    /// the root, naming it.
     fn open_in_root(&self, rel: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
-        open_beneath(self.fd.as_fd(), rel, flags, mode)
-            .map_err(|e| refused(e, &self.base.join(rel)))
+        let (top, below) = rel.split_once('/').unwrap_or((rel, "."));
+        match self.top(top) {
+            Some(fd) => open_beneath(fd, below, flags, mode),
+            None => open_beneath(self.fd.as_fd(), rel, flags, mode),
+        }
+        .map_err(|e| refused(e, &self.base.join(rel)))
     }
 
     /// Opens a kernel value's file beneath its directory: for writing (`O_WRONLY | O_TRUNC`,
@@ -196,12 +217,7 @@ impl Root {
         let flags = O_NOFOLLOW | if write { O_WRONLY | O_TRUNC } else { 0 };
         let fd = match file {
             KernelFile::Md { array, attr } => {
-                let Some(sys) = &self.sys_fd else {
-                    return Err(io::Error::from(io::ErrorKind::NotFound));
-                };
-                let rel = format!("block/{array}/md/{attr}");
-                open_beneath(sys.as_fd(), &rel, flags, 0)
-                    .map_err(|e| refused(e, &self.sys.join(&rel)))?
+                self.open_in_root(&format!("sys/block/{array}/md/{attr}"), flags, 0)?
             }
             KernelFile::Limit(l) => {
                 self.open_in_root(&format!("proc/sys/dev/raid/{}", l.name()), flags, 0)?
