@@ -160,12 +160,12 @@ boot() {
   local dir=$work/$series mp=N nvme=$first_nvme scsi=$first_scsi vd="" smp=2 extra="" numa=()
   if [ "$phase" = auto ]; then
     # Node 1 has memory and no CPUs (CXL, PMem as memory): its worker group never runs. CPU 4
-    # is isolated and CPU 3 nohz_full: unbound work (the raid5 workqueue) avoids both. auto's
-    # ceiling: 3 CPUs / 1 node (4 on 5.10, whose cloud kernel has no NO_HZ_FULL); the old rule
-    # gave 5 CPUs / 2 possible nodes = 2.
+    # is isolated (unbound work, the raid5 workqueue, avoids it) and CPU 3 nohz_full (avoided on
+    # 6.1 and 6.12; not on 7.x, and 5.10's cloud kernel has no NO_HZ_FULL). auto's ceiling: 3 or
+    # 4 CPUs / 1 node; the old rule gave 5 CPUs / 2 possible nodes = 2.
     nvme=$auto_nvme scsi="" vd=$auto_vd smp=5 extra=" isolcpus=4 nohz_full=3"
-    numa=(-object memory-backend-ram,id=m0,size=768M -object memory-backend-ram,id=m1,size=256M
-          -numa node,nodeid=0,cpus=0-4,memdev=m0 -numa node,nodeid=1,memdev=m1)
+    numa=(-object 'memory-backend-ram,id=m0,size=768M' -object 'memory-backend-ram,id=m1,size=256M'
+          -numa 'node,nodeid=0,cpus=0-4,memdev=m0' -numa 'node,nodeid=1,memdev=m1')
   fi
   if [ "$phase" = second ]; then
     mp=Y nvme=$second_nvme scsi=
