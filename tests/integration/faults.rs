@@ -177,11 +177,13 @@ fn a_write_the_kernel_refuses_mid_run_restores_every_value_the_run_changed() {
 }
 
 /// One step of a FIFO standing in for a kernel attribute.
-enum Step {
+pub(crate) enum Step {
     /// Answer one read with this text.
     Serve(&'static str),
     /// Take one write and record it.
     Consume,
+    /// Do something to the host between two steps, while mdtune waits for the FIFO.
+    Then(Box<dyn FnOnce() + Send>),
 }
 
 /// True if `pid` has `path` open.
@@ -233,7 +235,7 @@ fn unread(f: &File) -> usize {
 /// pairs with the writer still open and then reads an empty end of file. The writer is closed
 /// before a write step (mdtune's open for writing cannot pair with it), and that step reads
 /// to the end of file, that is until mdtune closes.
-fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
+pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
     thread::spawn(move || {
         let mut written = Vec::new();
         let mut writer: Option<File> = None;
@@ -263,6 +265,7 @@ fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<Str
                     File::open(&path).unwrap().read_to_string(&mut s).unwrap();
                     written.push(s);
                 }
+                Step::Then(f) => f(),
             }
         }
         if let Some(w) = writer.take() {

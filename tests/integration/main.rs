@@ -7,6 +7,7 @@ mod concurrency;
 mod confinement;
 mod contract;
 mod faults;
+mod fleet_report;
 mod layouts;
 mod no_writes_when_converged;
 mod persistence;
