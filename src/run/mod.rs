@@ -7,6 +7,7 @@
 mod exit;
 mod lock;
 mod module;
+mod revert;
 mod udev;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};

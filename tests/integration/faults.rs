@@ -386,7 +386,7 @@ fn a_value_that_reads_back_empty_fails_and_earlier_writes_are_rolled_back() {
     );
     // What cannot be read back cannot be confirmed restored: it is said so, not hidden.
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         ["md0 skip_copy"]
     );
     let report = report_of(&spec, &inv, &plan, &outcome);
@@ -470,7 +470,7 @@ fn a_rollback_that_fails_reports_exactly_what_is_left_changed() {
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert_eq!(names(failure.rolled_back.iter()), ["md0 stripe_cache_size"]);
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         ["md0 group_thread_cnt"]
     );
     let report = report_of(&spec, &inv, &plan, &outcome);
@@ -531,7 +531,7 @@ fn a_write_that_never_reached_the_kernel_is_not_reported_as_left_changed() {
     assert_eq!(names(failure.rolled_back.iter()), ["md0 group_thread_cnt"]);
     let report = report_of(&spec, &inv, &plan, &outcome);
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         Vec::<String>::new(),
         "open(2) failed, so nothing was written to stripe_cache_size; the report says: {}",
         report["msg"]
