@@ -213,7 +213,7 @@ fn random_host(rng: &mut Rng, base: PathBuf) -> Host {
         devnames.push(format!("data{i}"));
     }
     // Some hosts have a link in the root that leads out of it, where mdtune writes.
-    if rng.chance(12) {
+    if rng.chance(20) {
         let (link, target): (&str, &str) = *rng.pick(&[
             ("etc/udev/rules.d", "rules"),
             ("usr/local/sbin/mdtune", "mdtune"),
