@@ -563,6 +563,23 @@ fn an_external_array_whose_uuid_is_briefly_unknown_gets_no_second_originals_file
     );
     let arrays = out.json["arrays"].as_array().unwrap();
     assert_eq!(arrays.len(), 1, "{}", out.stdout);
+    // Without the link, mdadm's map still tells the uuid.
+    fs::remove_file(&link).unwrap();
+    fs::write(
+        dir.join("run/mdadm/map"),
+        format!("md126 /md127/0 {} /dev/md/vol0\n", spec.uuid),
+    )
+    .unwrap();
+    let out = run(
+        &dir,
+        json!({"state": "query", "arrays": [{"name": "md126"}]}),
+    );
+    assert_eq!(
+        out.array("md126")["uuid"],
+        json!(spec.uuid),
+        "{}",
+        out.stdout
+    );
 }
 
 // --- 6. the failure report is exact --------------------------------------------------------
