@@ -292,6 +292,14 @@ pub fn build(
             (State::Present, false) => format!("would persist {files}"),
         });
     }
+    if !persist.diverged.is_empty() {
+        let what: Vec<String> = persist
+            .diverged
+            .iter()
+            .map(|d| format!("{} {} {}", d.target, d.setting, d.value))
+            .collect();
+        msgs.push(format!("the next boot puts back {}", what.join(", ")));
+    }
     if let Some(r) = persist.udev_reload.as_ref().filter(|r| r.ran) {
         msgs.push(format!("{}: {}", r.command, r.result));
     }

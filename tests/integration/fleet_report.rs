@@ -309,6 +309,12 @@ fn a_run_without_persist_that_differs_from_the_persisted_state_warns_and_reports
     let out = run(&dir, other);
     assert_eq!(out.json["changed"], false, "{}", out.stdout);
     assert_eq!(out.json["compliant"], false, "{}", out.stdout);
+    assert!(
+        out.msg()
+            .contains("the next boot puts back md0 stripe_cache_size 4096"),
+        "{}",
+        out.msg()
+    );
     // A run that agrees with the persisted state has nothing diverged, and converges.
     let agree = json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
     let out = run(&dir, agree.clone());
