@@ -175,7 +175,7 @@ pub(crate) fn plan_files(
     });
     let path = root.etc().join(MANIFEST_FILE);
     let old = read_opt(root, &path)?;
-    let mut created = manifest_entries(old.as_deref());
+    let mut created = manifest_entries(root, old.as_deref())?;
     created.extend(
         plans
             .iter()
@@ -198,11 +198,16 @@ pub(crate) fn plan_files(
     Ok(plans)
 }
 
-/// The paths a manifest lists (empty when there is none or it is unreadable).
-fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
-    bytes
-        .and_then(|b| serde_json::from_slice::<Vec<String>>(b).ok())
-        .unwrap_or_default()
+/// The paths a manifest lists (none when there is no manifest). One that does not parse is
+/// refused: treating it as empty would lose track of what `persist` installed.
+fn manifest_entries(root: &Root, bytes: Option<&[u8]>) -> Result<Vec<String>, PersistError> {
+    let Some(bytes) = bytes else {
+        return Ok(Vec::new());
+    };
+    serde_json::from_slice::<Vec<String>>(bytes).map_err(|e| PersistError::Corrupt {
+        path: display(root, &root.etc().join(MANIFEST_FILE)),
+        why: e.to_string(),
+    })
 }
 
 /// Writes (or removes) one file as planned.
@@ -271,7 +276,7 @@ pub(crate) fn removal_plan(
     originals: &[PathBuf],
 ) -> Result<Vec<FilePlan>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
-    let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
+    let created = manifest_entries(root, read_opt(root, &manifest)?.as_deref())?;
     let mut paths: Vec<PathBuf> = [
         root.udev_rule(RULE_FILE),
         root.etc().join(STATE_FILE),

@@ -356,7 +356,11 @@ fn mdtune_info_accepts_persist_true_and_checks_the_persisted_files_without_writi
 
 #[test]
 fn a_revert_that_restored_values_and_then_failed_reports_changed_and_what_it_restored() {
-    for case in ["etc/mdtune links out", "manifest unreadable"] {
+    for case in [
+        "etc/mdtune links out",
+        "manifest unreadable",
+        "manifest not mdtune's",
+    ] {
         let base = scratch("revert-late-failure");
         let dir = base.join("root");
         let r = demo_host(&dir);
@@ -369,7 +373,11 @@ fn a_revert_that_restored_values_and_then_failed_reports_changed_and_what_it_res
         assert_eq!(out.code, 0, "{}", out.stdout);
         match case {
             "etc/mdtune links out" => symlink(&outside, dir.join("etc/mdtune")).unwrap(),
-            _ => fs::create_dir_all(dir.join(MANIFEST)).unwrap(),
+            "manifest unreadable" => fs::create_dir_all(dir.join(MANIFEST)).unwrap(),
+            _ => {
+                fs::create_dir_all(dir.join("etc/mdtune")).unwrap();
+                fs::write(dir.join(MANIFEST), "{ half a manifest").unwrap();
+            }
         }
         let out = run(&dir, json!({"state": "reverted"}));
         assert_eq!(r.read_md("md0", "stripe_cache_size"), "256", "{case}");
