@@ -228,6 +228,7 @@ pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), Persist
             if left.is_empty() {
                 return Err(PersistError::Write { path, source });
             }
+            let left = left.into_iter().map(|(_, why)| why).collect();
             return Err(PersistError::HalfWritten { path, source, left });
         }
     }
@@ -236,14 +237,15 @@ pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), Persist
 
 /// Puts back the previous contents of due files (removing the ones that did not exist), newest
 /// first, so the manifest goes last. Returns the files that still hold the new state, each with
-/// why: when one cannot be put back, the manifest keeps naming it (a later `persist: false` or
-/// revert removes it), so the manifest stays too.
-pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) -> Vec<String> {
+/// the line that says why: when one cannot be put back, the manifest keeps naming it (a later
+/// `persist: false` or revert removes it), so the manifest stays too.
+pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) -> Vec<(PathBuf, String)> {
     let manifest = root.etc().join(MANIFEST_FILE);
     let mut left = Vec::new();
     for f in files.iter().rev().filter(|f| f.is_due()) {
+        let shown = display(root, &f.path);
         if f.path == manifest && !left.is_empty() {
-            left.push(format!("{}: kept, it names them", display(root, &f.path)));
+            left.push((f.path.clone(), format!("{shown}: kept, it names them")));
             continue;
         }
         let undone = match &f.old {
@@ -251,10 +253,8 @@ pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) -> Vec<String> {
             None => sys::remove_file(root, &f.path).map(|_| ()),
         };
         if let Err(e) = undone {
-            left.push(format!(
-                "{} still holds the new state: {e}",
-                display(root, &f.path)
-            ));
+            let why = format!("{shown} still holds the new state: {e}");
+            left.push((f.path.clone(), why));
         }
     }
     left

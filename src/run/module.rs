@@ -358,24 +358,16 @@ pub(crate) fn tune(
         // All or nothing: the persisted files go back with the kernel values. Those that cannot
         // (the file system went read-only) are said to hold the new state, never hidden.
         let left = persist::undo_files(root, &files);
-        let kept: Vec<&persist::FilePlan> = due
-            .iter()
-            .copied()
-            .filter(|f| {
-                left.iter()
-                    .any(|l| l.starts_with(&persist::display(root, &f.path)))
-            })
-            .collect();
+        due.retain(|f| left.iter().any(|(p, _)| *p == f.path));
         persisted = Persist {
-            changed: !kept.is_empty(),
-            files: kept
+            changed: !due.is_empty(),
+            files: due
                 .iter()
                 .map(|f| persist::display(root, &f.path))
                 .collect(),
-            left,
+            left: left.into_iter().map(|(_, why)| why).collect(),
             ..Persist::default()
         };
-        due = kept;
     } else if spec.persist == Some(false) {
         let (p, done) = super::revert::remove(root, removals, real);
         persisted = Persist {
@@ -389,8 +381,12 @@ pub(crate) fn tune(
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
     if let Some(f) = &outcome.failure {
-        let denied = matches!(&f.error, apply::ApplyError::Open { source, .. } | apply::ApplyError::Write { source, .. }
-            if source.kind() == std::io::ErrorKind::PermissionDenied);
+        let denied = match &f.error {
+            apply::ApplyError::Open { source, .. } | apply::ApplyError::Write { source, .. } => {
+                source.kind() == std::io::ErrorKind::PermissionDenied
+            }
+            _ => false,
+        };
         report.msg.push_str(needs_root(denied));
     }
     if let Some(diff) = report.diff.as_mut() {
