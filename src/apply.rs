@@ -297,11 +297,9 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
                         crate::md::parse_value(w.target.kind(), kept)
                     }
                     // The restore reached the kernel: read what it holds once more.
-                    ApplyError::Write { .. } | ApplyError::ReadBack { .. } => w
-                        .target
-                        .path(root)
+                    ApplyError::Write { .. } | ApplyError::ReadBack { .. } => root
+                        .read_kernel(w.target.file())
                         .ok()
-                        .and_then(|p| sys::read(&p).ok())
                         .and_then(|t| crate::md::parse_value(w.target.kind(), &t)),
                     // Nothing reached the kernel: what was there before the restore is there.
                     _ => live.or(Some(w.after)),

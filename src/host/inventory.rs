@@ -315,10 +315,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     // While udev re-creates a link (a change event), mdadm's map still names the uuid: one
     // originals key, always (docs/reference.md §6).
     if inv.arrays.iter().any(|a| a.uuid.is_none()) {
-        let text = root
-            .confine_to_root(&root.mdadm_map())
-            .and_then(|p| sys::read(&p).ok())
-            .unwrap_or_default();
+        let text = root.read_text(&root.mdadm_map()).unwrap_or_default();
         let map = map_uuids(&text);
         for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
             a.uuid = map.get(&a.name).cloned();

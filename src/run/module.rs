@@ -3,76 +3,21 @@
 //! report. This is glue: each decision lives in the module named after its step; the `--udev`
 //! entry point is in [`super::udev()`].
 
+use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::lock::{lock, lock_wait, LockError, LOCK_WAIT_MS};
+use super::files::{note_failed_reload, remove};
+use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
 use crate::apply::{self, Outcome};
-use crate::host::{self, Inventory, InventoryError, Scope};
+use crate::host::{self, Inventory, Scope};
 use crate::md::Attr;
-use crate::persist::{self, Originals, PersistError};
+use crate::persist::{self, Originals};
 use crate::plan::{self, PlanError};
 use crate::report::{self, Persist, Report};
-use crate::spec::{Spec, SpecError, State};
+use crate::spec::{Spec, State};
 use crate::sys::Root;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
-
-/// Why a run stopped before it could report. The exit status is decided from the kind
-/// ([`RunError::exit`]), at the edge; the message is the `msg` of the failure object.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RunError {
-    #[error(transparent)]
-    Input(#[from] SpecError),
-    #[error("root: {path} {problem}")]
-    Root { path: String, problem: String },
-    #[error("--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {max} characters)")]
-    NotMdName { name: String, max: usize },
-    /// The host refuses the input (an exact name that matches nothing, ...): nothing written.
-    #[error(transparent)]
-    Refused(PlanError),
-    #[error("the host changed while this run waited for the lock: {0}")]
-    ChangedWhileWaiting(PlanError),
-    #[error("the persisted state: {0}")]
-    Replay(PlanError),
-    #[error("the persisted state {path} is unusable: {source}")]
-    Persisted { path: String, source: SpecError },
-    #[error(transparent)]
-    Host(#[from] InventoryError),
-    #[error(transparent)]
-    Persist(#[from] PersistError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-}
-
-impl RunError {
-    /// True when the operating system refused the lock or a persisted file (EACCES, EPERM).
-    fn permission_denied(&self) -> bool {
-        let source = match self {
-            RunError::Lock(LockError::Open { source, .. })
-            | RunError::Persist(PersistError::Write { source, .. })
-            | RunError::Persist(PersistError::HalfWritten { source, .. }) => source,
-            _ => return false,
-        };
-        source.kind() == std::io::ErrorKind::PermissionDenied
-    }
-
-    /// True when something is still different from before the run.
-    fn left_changed(&self) -> bool {
-        matches!(self, RunError::Persist(PersistError::HalfWritten { .. }))
-    }
-
-    /// The exit status (docs/reference.md §1): 2 for unusable input, which writes nothing, 1 for
-    /// a run that failed.
-    pub(crate) fn exit(&self) -> Exit {
-        match self {
-            RunError::Input(_)
-            | RunError::Root { .. }
-            | RunError::NotMdName { .. }
-            | RunError::Refused(_) => Exit::Input,
-            _ => Exit::Failed,
-        }
-    }
-}
 
 /// Runs the module on its JSON input; returns the JSON text to print and the exit status.
 pub fn module(text: &str) -> (String, Exit) {
@@ -369,7 +314,7 @@ pub(crate) fn tune(
             ..Persist::default()
         };
     } else if spec.persist == Some(false) {
-        let (p, done) = super::revert::remove(root, removals, real);
+        let (p, done) = remove(root, removals, real);
         persisted = Persist {
             changed: spec.state == State::Present && p.changed,
             ..p
@@ -394,18 +339,4 @@ pub(crate) fn tune(
         diff.extend(removed.iter().map(|f| f.diff(root)));
     }
     Ok(report)
-}
-
-/// A reload that failed is a warning: the rule is in place, and udevd picks it up by itself
-/// within a few seconds.
-pub(crate) fn note_failed_reload(report: &mut Report) {
-    if let Some(r) = report.persist.udev_reload.as_ref() {
-        if r.ran && r.result != "reloaded" {
-            let w = format!(
-                "{}: {}; udevd reads the new rules at its next event after 3 s",
-                r.command, r.result
-            );
-            report.warnings.push(w);
-        }
-    }
 }

@@ -1,55 +1,15 @@
 //! `state: reverted` (docs/reference.md §6): write the saved originals back, then remove the
 //! saved state and the persisted files the manifest records, and say what was restored and
-//! removed even when a later step fails. `remove` is shared with `persist: false`.
+//! removed even when a later step fails.
 
-use super::module::{note_failed_reload, RunError};
+use super::error::RunError;
+use super::files::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
-use crate::persist::{self, FilePlan, Originals};
+use crate::persist::{self, Originals};
 use crate::report::{self, Persist, Report};
 use crate::spec::Spec;
 use crate::sys::Root;
-
-/// Removes `removals` (a real run) or says what would be removed. Returns the `persist` part of
-/// the report and the removals done (or due), for the diff.
-pub(crate) fn remove(
-    root: &Root,
-    mut removals: Vec<FilePlan>,
-    real: bool,
-) -> (Persist, Vec<FilePlan>) {
-    let rule = root.udev_rule(persist::RULE_FILE);
-    let mut p = Persist::default();
-    if real {
-        let done = persist::remove_files(root, &removals);
-        p.files = done
-            .removed
-            .iter()
-            .map(|f| persist::display(root, f))
-            .collect();
-        p.left = done
-            .left
-            .iter()
-            .map(|(f, e)| format!("{}: {e}", persist::display(root, f)))
-            .collect();
-        // A rule still in place needs no reload.
-        p.udev_reload = done
-            .removed
-            .contains(&rule)
-            .then(|| persist::reload_udev(root, true));
-        removals.retain(|f| done.removed.contains(&f.path));
-    } else {
-        p.files = removals
-            .iter()
-            .map(|f| persist::display(root, &f.path))
-            .collect();
-        p.udev_reload = removals
-            .iter()
-            .any(|f| f.path == rule)
-            .then(|| persist::reload_udev(root, false));
-    }
-    p.changed = !p.files.is_empty();
-    (p, removals)
-}
 
 pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
     let originals = Originals::load(root)?;

@@ -7,9 +7,10 @@
 //! inactive array (a `change` event during incremental assembly, or `udevadm trigger`) is left
 //! alone, quietly and successfully: its tunables do not exist yet.
 
+use super::error::RunError;
 use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
-use super::module::{open_root, scope, tune, Against, Refusal, RunError};
+use super::module::{open_root, scope, tune, Against, Refusal};
 use crate::host;
 use crate::persist;
 use crate::report::Report;
