@@ -158,7 +158,17 @@ pub fn writes(plan: &Plan) -> Vec<Write> {
 pub struct Failure {
     pub error: ApplyError,
     pub rolled_back: Vec<Write>,
-    pub not_restored: Vec<(Write, ApplyError)>,
+    pub not_restored: Vec<NotRestored>,
+}
+
+/// A value a rollback could not put back (docs/reference.md §3).
+#[derive(Debug)]
+pub struct NotRestored {
+    pub write: Write,
+    pub error: ApplyError,
+    /// The value the kernel holds now, as far as it could be read: after a second failed write
+    /// it is neither the original nor the value wanted.
+    pub now: Option<Value>,
 }
 
 /// What applying did.
@@ -348,7 +358,25 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
         }
         match write_checked(root, &w.target, w.before) {
             Ok(()) => failure.rolled_back.push(w),
-            Err(e) => failure.not_restored.push((w, e)),
+            Err(error) => {
+                let now = match &error {
+                    ApplyError::NotKept { kept, .. } => {
+                        crate::md::parse_value(w.target.kind(), kept)
+                    }
+                    // The restore reached the kernel: read what it holds once more.
+                    ApplyError::Write { .. } | ApplyError::ReadBack { .. } => root
+                        .read_kernel(w.target.file())
+                        .ok()
+                        .and_then(|t| crate::md::parse_value(w.target.kind(), &t)),
+                    // Nothing reached the kernel: what was there before the restore is there.
+                    _ => live.or(Some(w.after)),
+                };
+                failure.not_restored.push(NotRestored {
+                    write: w,
+                    error,
+                    now,
+                });
+            }
         }
     }
     failure

@@ -5,10 +5,10 @@
 //! Meaning of `after` per setting: in check mode and `query`, the value the desired state wants;
 //! in a real run, the value in place when the run ended (the old one again after a rollback).
 
-use crate::apply::{Outcome, Target, Write};
+use crate::apply::{NotRestored, Outcome, Target, Write};
 use crate::host::{Inventory, Member, Sync};
 use crate::md::Value;
-use crate::persist::Reload;
+use crate::persist::{Diverged, Reload};
 use crate::plan::{Diff, Plan, Skip, Source};
 use crate::spec::{Spec, State};
 use serde::Serialize;
@@ -61,9 +61,17 @@ pub struct Persist {
     /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
     /// removed (or due to be).
     pub(crate) files: Vec<String>,
-    /// A revert that stopped part-way: the files still there, each with why.
+    /// A removal that stopped part-way (a revert, `persist: false`) or a failed persist whose
+    /// undo failed: the files still there, each with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) left: Vec<String>,
+    /// `persist` unset: what the persisted state would put back at the next boot otherwise than
+    /// this run (docs/reference.md §6). Not compliant while there is any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) diverged: Vec<Diverged>,
+    /// `persist` unset and the persisted state cannot be read or planned: not compliant.
+    #[serde(skip)]
+    pub(crate) unknown: bool,
     /// Present when the udev rule was (or would be) installed or removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) udev_reload: Option<Reload>,
@@ -121,6 +129,24 @@ fn restored(w: &Write) -> Restored {
     }
 }
 
+/// A value a rollback could not put back, with the value the kernel holds now.
+fn not_restored_text(n: &NotRestored) -> String {
+    let (w, e) = (&n.write, &n.error);
+    match n.now {
+        Some(now) if now == w.after => {
+            format!("{} is still {} (was {}): {e}", w.target, w.after, w.before)
+        }
+        Some(now) => format!(
+            "{} is {now} (was {}, this run wrote {}): {e}",
+            w.target, w.before, w.after
+        ),
+        None => format!(
+            "{} holds a value that cannot be read back (was {}, this run wrote {}): {e}",
+            w.target, w.before, w.after
+        ),
+    }
+}
+
 /// One block of the message and the diff: the managed settings of an array, or of the system.
 #[derive(Default)]
 struct Summary {
@@ -167,7 +193,7 @@ pub fn build(
     // Where each write ended: in place (changed) or put back.
     let in_place = |t: &Target| -> Option<bool> {
         let f = outcome.failure.as_ref();
-        if f.is_some_and(|f| f.not_restored.iter().any(|(w, _)| w.target == *t)) {
+        if f.is_some_and(|f| f.not_restored.iter().any(|n| n.write.target == *t)) {
             return Some(true);
         }
         if f.is_some_and(|f| f.rolled_back.iter().any(|w| w.target == *t)) {
@@ -179,13 +205,18 @@ pub fn build(
             .any(|w| w.target == *t)
             .then_some(f.is_none())
     };
+    // After a failed rollback, the value the kernel holds now (docs/reference.md §3).
+    let now = |t: &Target| -> Option<Value> {
+        let f = outcome.failure.as_ref()?;
+        f.not_restored.iter().find(|n| n.write.target == *t)?.now
+    };
     let setting = |t: Target, before: Value, after: Value, source: Option<Source>| -> Setting {
         let due = before != after;
         let (after, changed) = if !real_run {
             (after, due && spec.state != State::Query)
         } else {
             match in_place(&t) {
-                Some(true) => (after, true),
+                Some(true) => (now(&t).unwrap_or(after), true),
                 _ if outcome.failure.is_some() => (before, false),
                 _ => (after, false),
             }
@@ -218,19 +249,16 @@ pub fn build(
                 s.why.clone_from(&ap.why);
             }
             // Held back: not written, so `after` is the value that stays in place.
-            let after = match c.hold {
-                Some(hold) => {
-                    (s.after, s.changed) = (c.before, false);
-                    s.held_back = Some(HeldBack {
-                        reason: hold.reason(a),
-                        wanted: c.after,
-                    });
-                    c.before
-                }
-                None => c.after,
-            };
+            if let Some(hold) = c.hold {
+                (s.after, s.changed) = (c.before, false);
+                s.held_back = Some(HeldBack {
+                    reason: hold.reason(a),
+                    wanted: c.after,
+                });
+            }
+            // The diff shows what is (or would be) different: nothing after a full rollback.
+            summary.add(c.attr.name(), c.before, s.after);
             settings.insert(c.attr.name(), s);
-            summary.add(c.attr.name(), c.before, after);
         }
         summary.finish(&a.name, &mut msgs, &mut diff);
         arrays.push(ArrayReport {
@@ -244,28 +272,40 @@ pub fn build(
             sync: a.sync.clone(),
             settings,
             skipped: ap.skipped.clone(),
-            compliant: ap.is_compliant(),
+            // Never vacuous: values that could not be read are not known to match.
+            compliant: ap.is_compliant() && a.unreadable.is_none(),
         });
     }
     let mut system = BTreeMap::new();
     let mut summary = Summary::default();
     for l in &plan.limits {
-        let (b, a) = (l.before, l.after);
-        system.insert(l.limit.name(), setting(Target::Limit(l.limit), b, a, None));
-        summary.add(l.limit.name(), b, a);
+        let s = setting(Target::Limit(l.limit), l.before, l.after, None);
+        summary.add(l.limit.name(), l.before, s.after);
+        system.insert(l.limit.name(), s);
     }
     if !plan.limits.is_empty() {
         summary.finish("system", &mut msgs, &mut diff);
     }
     let files = persist.files.join(", ");
+    let removing = spec.persist == Some(false);
     if !files.is_empty() {
         msgs.push(match (spec.state, real_run) {
             (State::Reverted, true) => format!("removed {files}"),
             (State::Reverted, false) => format!("would remove {files}"),
             (State::Query, _) => format!("persist due: {files}"),
+            (State::Present, true) if removing => format!("removed {files}"),
+            (State::Present, false) if removing => format!("would remove {files}"),
             (State::Present, true) => format!("persisted {files}"),
             (State::Present, false) => format!("would persist {files}"),
         });
+    }
+    if !persist.diverged.is_empty() {
+        let what: Vec<String> = persist
+            .diverged
+            .iter()
+            .map(|d| format!("{} {} {}", d.target, d.setting, d.value))
+            .collect();
+        msgs.push(format!("the next boot puts back {}", what.join(", ")));
     }
     if let Some(r) = persist.udev_reload.as_ref().filter(|r| r.ran) {
         msgs.push(format!("{}: {}", r.command, r.result));
@@ -278,8 +318,24 @@ pub fn build(
         });
     }
 
-    // Compliant: the live values and, with `persist`, the persisted files already match.
-    let compliant = plan.is_compliant() && persist.files.is_empty() && persist.left.is_empty();
+    // Compliant (docs/reference.md §3): something was checked, every array's values were read
+    // and match, and the persisted files match what `persist` asks (or, unset, do not diverge).
+    let mut warnings = plan.warnings.clone();
+    let checked = !plan.arrays.is_empty() || !plan.limits.is_empty();
+    if !checked && spec.state != State::Reverted {
+        warnings.push(
+            "nothing was checked: no md array is selected and no system setting is managed, \
+             so this run is not compliant"
+                .into(),
+        );
+    }
+    let compliant = (checked || spec.state == State::Reverted)
+        && plan.is_compliant()
+        && arrays.iter().all(|a| a.compliant)
+        && persist.files.is_empty()
+        && persist.left.is_empty()
+        && persist.diverged.is_empty()
+        && !persist.unknown;
     let failed = outcome.failure.is_some() || !persist.left.is_empty();
     let settings_changed = arrays
         .iter()
@@ -297,8 +353,13 @@ pub fn build(
         (State::Present, false) => format!("check mode: {body}"),
     };
     if !persist.left.is_empty() {
+        let what = if spec.state == State::Reverted {
+            "revert"
+        } else {
+            "persist: false"
+        };
         msg = format!(
-            "revert stopped part-way: NOT REMOVED: {}; {msg}",
+            "{what} stopped part-way: NOT REMOVED: {}; {msg}",
             persist.left.join("; ")
         );
     }
@@ -309,16 +370,16 @@ pub fn build(
             let what: Vec<String> = f.rolled_back.iter().map(|w| w.target.to_string()).collect();
             msg.push_str(&format!("; rolled back: {}", what.join(", ")));
         }
-        let left: Vec<String> = f
-            .not_restored
-            .iter()
-            .map(|(w, e)| format!("{} is still {} (was {}): {e}", w.target, w.after, w.before))
-            .collect();
+        let left: Vec<String> = f.not_restored.iter().map(not_restored_text).collect();
         if left.is_empty() {
             msg.push_str("; no value is left changed");
         } else {
             msg.push_str(&format!("; NOT RESTORED: {}", left.join("; ")));
             not_restored = Some(left);
+        }
+        // A failed persist whose undo failed: these files still hold the new state.
+        if !persist.left.is_empty() {
+            msg.push_str(&format!("; NOT UNDONE: {}", persist.left.join("; ")));
         }
         rolled_back = Some(f.rolled_back.iter().map(restored).collect());
     }
@@ -333,7 +394,7 @@ pub fn build(
         system,
         persist,
         diff: spec.diff.then_some(diff),
-        warnings: plan.warnings.clone(),
+        warnings,
         rolled_back,
         not_restored,
     }

@@ -62,6 +62,8 @@ def docs_for(name):
         face = load("mdtune_info.yml")
         for key in face["options_removed"]:
             del doc["options"][key]
+        for key, value in face.get("options_replaced", {}).items():
+            doc["options"][key] = value
         for key in face["returns_removed"]:
             del ret[key]
         for key in ("short_description", "description", "notes", "attributes", "requirements"):

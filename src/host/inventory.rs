@@ -299,7 +299,33 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
                 .and_then(|ids| ids.iter().find_map(|u| crate::md::uuid_hex(u)));
         }
     }
+    // While udev re-creates a link (a change event), mdadm's map still names the uuid: one
+    // originals key, always (docs/reference.md §6).
+    if inv.arrays.iter().any(|a| a.uuid.is_none()) {
+        let text = root.read_text(&root.mdadm_map()).unwrap_or_default();
+        let map = map_uuids(&text);
+        for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
+            a.uuid = map.get(&a.name).cloned();
+        }
+    }
     Ok(inv)
+}
+
+/// mdadm's map of the arrays it assembled (`run/mdadm/map`, one line each: kernel name,
+/// metadata, uuid in mdadm's form, path), as kernel name -> uuid digits. All-zero uuids are
+/// unknown.
+fn map_uuids(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let name = fields.next()?;
+            let _metadata = fields.next()?;
+            let uuid = crate::md::uuid_hex(fields.next()?)?;
+            uuid.bytes()
+                .any(|b| b != b'0')
+                .then(|| (name.to_string(), uuid))
+        })
+        .collect()
 }
 
 /// Fills in what `md/` says about the array, of the tunables only `attrs`.
@@ -401,6 +427,18 @@ fn natural_key(name: &str) -> (&str, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mdadm_map_names_the_uuid_of_each_assembled_array() {
+        let map = map_uuids(
+            "md127 imsm 4b7e1f2a:00000000:00000000:00000001 /dev/md/imsm0\n\
+             md126 /md127/0 00000126:e5f60718:293a4b5c:6d7e8f90 /dev/md/vol0\n\
+             md5 1.2 00000000:00000000:00000000:00000000 /dev/md/zero\n\
+             garbage\n",
+        );
+        assert_eq!(map["md126"], "00000126e5f60718293a4b5c6d7e8f90");
+        assert_eq!(map.len(), 2, "{map:?}");
+    }
 
     #[test]
     fn external_member_arrays_name_their_container() {

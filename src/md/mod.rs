@@ -11,6 +11,6 @@ mod values;
 pub(crate) use attr::Family;
 pub use attr::{Attr, Kind, SpeedLimit};
 pub(crate) use cpus::CpuSet;
-pub(crate) use uuid::uuid_hex;
+pub(crate) use uuid::{uuid_hex, uuid_like};
 pub(crate) use values::kernel_text;
 pub use values::{parse_cpu_list, parse_progress, parse_value, Value};

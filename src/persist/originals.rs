@@ -104,25 +104,27 @@ impl Originals {
 
     /// Saves the value a write is about to replace, unless an original is already saved for it.
     pub(crate) fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
-        let (key, array, uuid, setting) = match &w.target {
+        let key = match &w.target {
             Target::Md { array, attr } => {
                 let uuid = inv
                     .arrays
                     .iter()
                     .find(|a| a.name == *array)
                     .and_then(|a| a.uuid.clone());
-                let key = uuid.clone().unwrap_or_else(|| format!("md-{array}"));
-                (key, Some(array.clone()), uuid, attr.name())
+                let (key, joined) = self.key_of(array, uuid.as_deref());
+                (key, joined, Some(array.clone()), uuid, attr.name())
             }
-            Target::Limit(l) => ("system".to_string(), None, None, l.name()),
+            Target::Limit(l) => ("system".to_string(), None, None, None, l.name()),
         };
+        let (key, joined, array, uuid, setting) = key;
         let saved = self.files.entry(key.clone()).or_default();
-        if saved.values.contains_key(setting) {
+        if saved.values.contains_key(setting) && joined.is_none() {
             return Ok(());
         }
-        saved.values.insert(setting.to_string(), w.before);
+        saved.values.entry(setting.to_string()).or_insert(w.before);
         saved.array = array;
-        saved.uuid = uuid;
+        // A file found by the array's name keeps the uuid it was saved with.
+        saved.uuid = uuid.or(saved.uuid.take());
         let body = json!({
             "array": saved.array,
             "uuid": saved.uuid,
@@ -140,11 +142,43 @@ impl Originals {
             target: w.target.clone(),
             value: w.before,
             source,
-        })
+        })?;
+        if let Some(old) = joined {
+            let _ = crate::sys::remove_file(&self.root, &self.dir.join(format!("{old}.json")));
+        }
+        Ok(())
+    }
+
+    /// The one key of an array's originals (docs/reference.md §6): its uuid. While the uuid
+    /// cannot be established (an all-zero `md/uuid` and udev's link briefly missing), the file
+    /// already saved for the same kernel name, so a second file never holds tuned values as
+    /// originals; `md-<name>` only when there is none. Once the uuid is known, a `md-<name>`
+    /// file saved without it joins the uuid's file (what the uuid's file holds wins).
+    /// Returns the key and the `md-<name>` key that joined it, whose file goes once the
+    /// joined file is written.
+    fn key_of(&mut self, array: &str, uuid: Option<&str>) -> (String, Option<String>) {
+        let Some(uuid) = uuid else {
+            let by_name = self
+                .files
+                .iter()
+                .find(|(k, s)| *k != "system" && s.array.as_deref() == Some(array))
+                .map(|(k, _)| k.clone());
+            return (by_name.unwrap_or_else(|| format!("md-{array}")), None);
+        };
+        let nameless = format!("md-{array}");
+        let joined = self.files.remove(&nameless).map(|old| {
+            let saved = self.files.entry(uuid.to_string()).or_default();
+            for (k, v) in old.values {
+                saved.values.entry(k).or_insert(v);
+            }
+            nameless
+        });
+        (uuid.to_string(), joined)
     }
 
     /// The plan that writes the originals back over the live values in `inv`.
-    pub(crate) fn revert_plan(&self, inv: &Inventory) -> Plan {
+    /// With the keys whose originals a revert keeps (arrays it cannot read).
+    pub(crate) fn revert_plan(&self, inv: &Inventory) -> (Plan, Vec<String>) {
         plan::revert(&self.files, inv)
     }
 
@@ -161,10 +195,11 @@ impl Originals {
             .unwrap_or_default()
     }
 
-    /// The saved files, for removal.
-    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+    /// The saved files but those of `kept`, for removal.
+    pub(crate) fn paths_except(&self, kept: &[String]) -> Vec<PathBuf> {
         self.files
             .keys()
+            .filter(|k| !kept.contains(k))
             .map(|k| self.dir.join(format!("{k}.json")))
             .collect()
     }
@@ -210,8 +245,8 @@ mod tests {
         assert_eq!(json["array"], "md0");
 
         let again = Originals::load(&root).unwrap();
-        assert_eq!(again.paths(), vec![file]);
-        let plan = again.revert_plan(&inv);
+        assert_eq!(again.paths_except(&[]), vec![file]);
+        let (plan, _) = again.revert_plan(&inv);
         let change = &plan.arrays[0].changes[0];
         assert_eq!(
             (change.attr, change.after),

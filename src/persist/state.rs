@@ -4,8 +4,9 @@
 //!
 //! `persist: true` saves the input under `etc/mdtune/`, installs the running binary as
 //! `usr/local/sbin/mdtune` (unless the running binary is the packaged `usr/sbin/mdtune`, which
-//! the rule then runs instead) and a udev rule that runs `mdtune --udev %k` on md `change`
-//! events. The manifest `etc/mdtune/installed.json` (what `persist` created) is written first, so
+//! the rule then runs instead; a link at `usr/local/sbin/mdtune` is replaced, never written
+//! through) and a udev rule that runs `mdtune --udev %k` on md `change` events. `persist: false`
+//! and `state: reverted` remove only the files the manifest records. The manifest `etc/mdtune/installed.json` (what `persist` created) is written first, so
 //! an interrupted run never loses track of a file it installed. Each file is written atomically
 //! (a temp file beside it, then a rename) and only when its content differs; temp files left by
 //! an interrupted run are removed by the next run that writes or removes in that directory.
@@ -36,18 +37,22 @@ pub(crate) enum PersistError {
     Read { path: String, source: io::Error },
     #[error("{path} is not a saved state mdtune wrote: {why}")]
     Corrupt { path: String, why: String },
-    #[error("{path} is a link to {target}, outside the root: mdtune does not write through it (remove the link, or point it inside the root)")]
-    LinkOut { path: String, target: String },
+    /// A write failed and undoing the files written before it failed too (docs/reference.md
+    /// §3): `left` names the files that still hold the new state.
+    #[error("cannot write {path}: {source}; NOT UNDONE: {}", left.join("; "))]
+    HalfWritten {
+        path: String,
+        source: io::Error,
+        left: Vec<String>,
+    },
 }
 
 /// One persisted file: what it holds now and what it should hold (`None`: removed).
 #[derive(Debug)]
 pub(crate) struct FilePlan {
-    /// The path as the run names it (under the root).
+    /// The path as the run names it (under the root). A link there is replaced, never
+    /// written through.
     pub(crate) path: PathBuf,
-    /// Where the content really lives: `path`, or the file a link at `path` leads to (inside the
-    /// root), which is then written in place of the link.
-    pub(crate) target: PathBuf,
     pub(crate) old: Option<Vec<u8>>,
     pub(crate) new: Option<Vec<u8>>,
     pub(crate) mode: u32,
@@ -90,31 +95,6 @@ pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, Pers
         source,
     };
     sys::read_file(root, path).map_err(err)
-}
-
-/// Where the installed binary's content lives: the path itself, or, when it is a link (an
-/// alternatives or stow install), the file the link leads to, which must be inside the root.
-fn binary_target(root: &Root, path: &Path) -> Result<PathBuf, PersistError> {
-    let is_link = path
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
-        return Ok(path.to_path_buf());
-    }
-    let target = fs::read_link(path).unwrap_or_default();
-    let real = path.parent().map(|d| d.join(&target)).unwrap_or_default();
-    // A dangling link inside the root: the binary is written where it points.
-    let resolved = fs::canonicalize(&real).ok().or_else(|| {
-        let dir = fs::canonicalize(real.parent()?).ok()?;
-        Some(dir.join(real.file_name()?))
-    });
-    match resolved {
-        Some(r) if r.starts_with(root.base()) && r != path => Ok(r),
-        _ => Err(PersistError::LinkOut {
-            path: path.display().to_string(),
-            target: target.display().to_string(),
-        }),
-    }
 }
 
 /// The running binary's bytes, read once per process.
@@ -161,7 +141,6 @@ pub(crate) fn plan_files(
     let state = root.etc().join(STATE_FILE);
     plans.push(FilePlan {
         old: read_opt(root, &state)?,
-        target: state.clone(),
         path: state,
         new: Some(state_text(persisted)),
         mode: 0o644,
@@ -170,10 +149,17 @@ pub(crate) fn plan_files(
         format!("/{PACKAGED_BINARY}")
     } else {
         let path = root.installed_binary();
-        let target = binary_target(root, &path)?;
+        // A link there (to the packaged binary, an alternatives entry) is not mdtune's copy:
+        // it is replaced by one, and what it leads to is never read or written.
+        let is_link = path
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
         plans.push(FilePlan {
-            old: read_opt(root, &target)?,
-            target,
+            old: if is_link {
+                None
+            } else {
+                read_opt(root, &path)?
+            },
             path,
             new: Some(running_binary(&exe)?.to_vec()),
             mode: 0o755,
@@ -183,14 +169,13 @@ pub(crate) fn plan_files(
     let rule = root.udev_rule(RULE_FILE);
     plans.push(FilePlan {
         old: read_opt(root, &rule)?,
-        target: rule.clone(),
         path: rule,
         new: Some(udev_rule(&rule_binary).into_bytes()),
         mode: 0o644,
     });
     let path = root.etc().join(MANIFEST_FILE);
     let old = read_opt(root, &path)?;
-    let mut created = manifest_entries(old.as_deref());
+    let mut created = manifest_entries(root, old.as_deref())?;
     created.extend(
         plans
             .iter()
@@ -204,7 +189,6 @@ pub(crate) fn plan_files(
     plans.insert(
         0,
         FilePlan {
-            target: path.clone(),
             path,
             old,
             new: Some(new.into_bytes()),
@@ -214,45 +198,66 @@ pub(crate) fn plan_files(
     Ok(plans)
 }
 
-/// The paths a manifest lists (empty when there is none or it is unreadable).
-fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
-    bytes
-        .and_then(|b| serde_json::from_slice::<Vec<String>>(b).ok())
-        .unwrap_or_default()
+/// The paths a manifest lists (none when there is no manifest). One that does not parse is
+/// refused: treating it as empty would lose track of what `persist` installed.
+fn manifest_entries(root: &Root, bytes: Option<&[u8]>) -> Result<Vec<String>, PersistError> {
+    let Some(bytes) = bytes else {
+        return Ok(Vec::new());
+    };
+    serde_json::from_slice::<Vec<String>>(bytes).map_err(|e| PersistError::Corrupt {
+        path: display(root, &root.etc().join(MANIFEST_FILE)),
+        why: e.to_string(),
+    })
 }
 
 /// Writes (or removes) one file as planned.
 fn carry_out(root: &Root, f: &FilePlan) -> io::Result<()> {
     match &f.new {
-        Some(bytes) => sys::write_atomic(root, &f.target, bytes, f.mode),
-        None => sys::remove_file(root, &f.target).map(|_| ()),
+        Some(bytes) => sys::write_atomic(root, &f.path, bytes, f.mode),
+        None => sys::remove_file(root, &f.path).map(|_| ()),
     }
 }
 
 /// Writes the due files, in order. On failure, the files already written get their old contents
-/// back.
+/// back; the error names those that could not be put back.
 pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
         if let Err(source) = carry_out(root, f) {
-            undo_files(root, &files[..i]);
-            return Err(PersistError::Write {
-                path: f.path.display().to_string(),
-                source,
-            });
+            let path = display(root, &f.path);
+            let left = undo_files(root, &files[..i]);
+            if left.is_empty() {
+                return Err(PersistError::Write { path, source });
+            }
+            let left = left.into_iter().map(|(_, why)| why).collect();
+            return Err(PersistError::HalfWritten { path, source, left });
         }
     }
     Ok(())
 }
 
 /// Puts back the previous contents of due files (removing the ones that did not exist), newest
-/// first, so the manifest goes last.
-pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) {
+/// first, so the manifest goes last. Returns the files that still hold the new state, each with
+/// the line that says why: when one cannot be put back, the manifest keeps naming it (a later
+/// `persist: false` or revert removes it), so the manifest stays too.
+pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) -> Vec<(PathBuf, String)> {
+    let manifest = root.etc().join(MANIFEST_FILE);
+    let mut left = Vec::new();
     for f in files.iter().rev().filter(|f| f.is_due()) {
-        let _ = match &f.old {
-            Some(old) => sys::write_atomic(root, &f.target, old, f.mode),
-            None => sys::remove_file(root, &f.target).map(|_| ()),
+        let shown = display(root, &f.path);
+        if f.path == manifest && !left.is_empty() {
+            left.push((f.path.clone(), format!("{shown}: kept, it names them")));
+            continue;
+        }
+        let undone = match &f.old {
+            Some(old) => sys::write_atomic(root, &f.path, old, f.mode),
+            None => sys::remove_file(root, &f.path).map(|_| ()),
         };
+        if let Err(e) = undone {
+            let why = format!("{shown} still holds the new state: {e}");
+            left.push((f.path.clone(), why));
+        }
     }
+    left
 }
 
 /// Reads the persisted input, `None` when nothing is persisted.
@@ -261,20 +266,25 @@ pub(crate) fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-/// What a revert removes, in order: the udev rule (so udev stops replaying), the state, the
-/// binary when the manifest says `persist` created it, the saved originals, and the manifest last
-/// (so a revert that stops part-way still knows about the binary). Only files that exist.
+/// What `persist: false` and a revert remove, in order: of the files the manifest records
+/// (docs/reference.md §6: what `persist` created; an admin's own rule or a packaged binary is
+/// never listed), the udev rule (so udev stops replaying), the state and the binary; then the
+/// saved originals (`originals`, for a revert), and the manifest last (so a removal that stops
+/// part-way still knows what is left). Only files that exist.
 pub(crate) fn removal_plan(
     root: &Root,
     originals: &[PathBuf],
 ) -> Result<Vec<FilePlan>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
-    let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
-    let mut paths = vec![root.udev_rule(RULE_FILE), root.etc().join(STATE_FILE)];
-    let binary = root.installed_binary();
-    if created.contains(&display(root, &binary)) {
-        paths.push(binary);
-    }
+    let created = manifest_entries(root, read_opt(root, &manifest)?.as_deref())?;
+    let mut paths: Vec<PathBuf> = [
+        root.udev_rule(RULE_FILE),
+        root.etc().join(STATE_FILE),
+        root.installed_binary(),
+    ]
+    .into_iter()
+    .filter(|p| created.contains(&display(root, p)))
+    .collect();
     paths.extend(originals.iter().cloned());
     paths.push(manifest);
     let mut plans = Vec::new();
@@ -286,7 +296,6 @@ pub(crate) fn removal_plan(
         // removal then fails and says why.
         let old = read_opt(root, &path).ok().flatten().unwrap_or_default();
         plans.push(FilePlan {
-            target: path.clone(),
             path,
             old: Some(old),
             new: None,

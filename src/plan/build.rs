@@ -120,7 +120,30 @@ fn select(
             }
             (None, None) => ("name", "nothing".to_string()),
         };
-        let known: Vec<&str> = inv.arrays.iter().map(|a| a.name.as_str()).collect();
+        // The name matches, the uuid does not: say which uuid that array has.
+        if let (Some(NameSelector::Exact(_) | NameSelector::DevMd(_)), Some(_)) =
+            (&entry.name, &entry.uuid)
+        {
+            let named = inv.arrays.iter().find(|a| by_name(a));
+            if let Some((a, hex)) = named.and_then(|a| Some((a, a.uuid.as_deref()?))) {
+                let given = entry.uuid_given.clone().unwrap_or_default();
+                return Err(PlanError::UuidDiffers {
+                    key: format!("{key}.uuid"),
+                    array: a.name.clone(),
+                    has: crate::md::uuid_like(hex, &given),
+                    given,
+                });
+            }
+        }
+        // With their mdadm names: a person looks for `hana_data`, not `md0`.
+        let known: Vec<String> = inv
+            .arrays
+            .iter()
+            .map(|a| match a.devnames.as_slice() {
+                [] => a.name.clone(),
+                names => format!("{} ({})", a.name, names.join(", ")),
+            })
+            .collect();
         return Err(PlanError::NoMatch {
             key: format!("{key}.{what}"),
             value,

@@ -14,6 +14,14 @@ pub enum PlanError {
         value: String,
         known: String,
     },
+    /// An exact name that matches, with a uuid that does not: the uuid it has, in the form given.
+    #[error("{key}: {array} has uuid {has}, not {given}")]
+    UuidDiffers {
+        key: String,
+        array: String,
+        given: String,
+        has: String,
+    },
     #[error("{key}: {attr} is not available: {reason}")]
     NotAvailable {
         key: String,

@@ -17,9 +17,12 @@ pub(crate) struct Saved {
 }
 
 /// The plan that writes the saved originals (by key: array uuid, `md-<name>`, `system`) back
-/// over the live values in `inv`. Saved arrays that are gone are named in the plan's warnings.
-pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> Plan {
+/// over the live values in `inv`, and the keys whose originals must be kept: an array whose
+/// values cannot be read is not restored, and keeps them for a later revert (docs/reference.md
+/// §6). Saved arrays that are gone, and those kept, are named in the plan's warnings.
+pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> (Plan, Vec<String>) {
     let mut plan = Plan::default();
+    let mut kept = Vec::new();
     for (key, saved) in files {
         if key == "system" {
             for l in SpeedLimit::ALL {
@@ -52,6 +55,15 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> Plan {
             continue;
         };
         let a = &inv.arrays[i];
+        if let Some(why) = &a.unreadable {
+            plan.warnings.push(format!(
+                "{}: not restored, its saved originals kept: it cannot be read ({why}); run \
+                 state: reverted again once it can",
+                a.name
+            ));
+            kept.push(key.clone());
+            continue;
+        }
         let mut ap = ArrayPlan {
             array: i,
             name: a.name.clone(),
@@ -72,5 +84,5 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> Plan {
         plan.arrays.push(ap);
     }
     plan.arrays.sort_by_key(|a| a.array);
-    plan
+    (plan, kept)
 }

@@ -3,60 +3,21 @@
 //! report. This is glue: each decision lives in the module named after its step; the `--udev`
 //! entry point is in [`super::udev()`].
 
+use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::lock::{lock, lock_wait, LockError, LOCK_WAIT_MS};
+use super::files::{note_failed_reload, remove};
+use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
 use crate::apply::{self, Outcome};
-use crate::host::{self, Inventory, InventoryError, Scope};
+use crate::host::{self, Inventory, Scope};
 use crate::md::Attr;
-use crate::persist::{self, Originals, PersistError};
+use crate::persist::{self, Originals};
 use crate::plan::{self, PlanError};
 use crate::report::{self, Persist, Report};
-use crate::spec::{Spec, SpecError, State};
+use crate::spec::{Spec, State};
 use crate::sys::Root;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
-
-/// Why a run stopped before it could report. The exit status is decided from the kind
-/// ([`RunError::exit`]), at the edge; the message is the `msg` of the failure object.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RunError {
-    #[error(transparent)]
-    Input(#[from] SpecError),
-    #[error("root: {path} {problem}")]
-    Root { path: String, problem: String },
-    #[error("--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {max} characters)")]
-    NotMdName { name: String, max: usize },
-    /// The host refuses the input (an exact name that matches nothing, ...): nothing written.
-    #[error(transparent)]
-    Refused(PlanError),
-    #[error("the host changed while this run waited for the lock: {0}")]
-    ChangedWhileWaiting(PlanError),
-    #[error("the persisted state: {0}")]
-    Replay(PlanError),
-    #[error("the persisted state {path} is unusable: {source}")]
-    Persisted { path: String, source: SpecError },
-    #[error(transparent)]
-    Host(#[from] InventoryError),
-    #[error(transparent)]
-    Persist(#[from] PersistError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-}
-
-impl RunError {
-    /// The exit status (docs/reference.md §1): 2 for unusable input, which writes nothing, 1 for
-    /// a run that failed.
-    pub(crate) fn exit(&self) -> Exit {
-        match self {
-            RunError::Input(_)
-            | RunError::Root { .. }
-            | RunError::NotMdName { .. }
-            | RunError::Refused(_) => Exit::Input,
-            _ => Exit::Failed,
-        }
-    }
-}
 
 /// Runs the module on its JSON input; returns the JSON text to print and the exit status.
 pub fn module(text: &str) -> (String, Exit) {
@@ -77,7 +38,12 @@ pub(crate) fn finish(result: Result<Report, RunError>) -> (String, Exit) {
             };
             (report.to_text(), code)
         }
-        Err(e) => (failure(&e.to_string()).to_string(), e.exit()),
+        Err(e) => {
+            let mut json = failure(&format!("{e}{}", needs_root(e.permission_denied())));
+            // A failed persist whose undo failed too: files still hold the new state.
+            json["changed"] = e.left_changed().into();
+            (json.to_string(), e.exit())
+        }
     }
 }
 
@@ -98,7 +64,29 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
     if let Some(problem) = problem {
         return Err(refuse(problem));
     }
-    Root::new(path).map_err(|e| refuse(format!("cannot be used: {e}")))
+    let root = Root::new(path).map_err(|e| refuse(format!("cannot be used: {e}")))?;
+    // Never vacuously compliant (docs/reference.md §1): a root without sys/block (an empty
+    // directory, a root one level too deep, sysfs not mounted) has no array to check.
+    if !root.block_dir().is_dir() {
+        return Err(refuse(
+            "has no sys/block: it is not the root of a host with sysfs mounted (give the \
+             directory that holds sys/, proc/ and etc/)"
+                .into(),
+        ));
+    }
+    Ok(root)
+}
+
+/// What a failure the operating system refused for want of privileges adds to `msg`, when the
+/// run is not root's (docs/reference.md §1): mdtune writes kernel values and `run/`, `etc/`.
+pub(crate) fn needs_root(denied: bool) -> &'static str {
+    use std::os::unix::fs::MetadataExt;
+    let euid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    if denied && euid != 0 {
+        "; mdtune needs root: run it as root (Ansible: become: true; Salt runs as root)"
+    } else {
+        ""
+    }
 }
 
 /// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
@@ -112,7 +100,7 @@ pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let writes = spec.state != State::Query && !spec.check_mode;
     if !writes {
         return match spec.state {
-            State::Reverted => revert(spec, &root),
+            State::Reverted => super::revert::revert(spec, &root),
             State::Present | State::Query => present(spec, &root, Refusal::Input),
         };
     }
@@ -128,7 +116,7 @@ pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     }
     let _lock = lock(&root, wait)?;
     match spec.state {
-        State::Reverted => revert(spec, &root),
+        State::Reverted => super::revert::revert(spec, &root),
         State::Present | State::Query => present(spec, &root, refusal),
     }
 }
@@ -175,10 +163,88 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
     }
 }
 
-/// Reads the host and tunes it.
+/// What a run compares its plan with (docs/reference.md §6).
+pub(crate) enum Against {
+    /// `persist` is given (or this is the udev replay of the persisted state itself).
+    Nothing,
+    /// `persist` unset, and a persisted state exists: its spec, planned on the same host.
+    Persisted(Box<Spec>),
+    /// `persist` unset, and the persisted state cannot be read: why.
+    Unreadable(String),
+}
+
+/// The persisted state a run that leaves `persist` unset compares with.
+fn against(spec: &Spec, root: &Root) -> Against {
+    if spec.persist.is_some() || spec.only.is_some() {
+        return Against::Nothing;
+    }
+    let shown = format!("/etc/mdtune/{}", persist::STATE_FILE);
+    match persist::load_state(root) {
+        Ok(None) => Against::Nothing,
+        Ok(Some(text)) => match Spec::from_json(&text) {
+            // Planned as the boot replays it: an entry naming an array not running is no error.
+            Ok(mut ps) if ps.state == State::Present => {
+                ps.only = Some("*".into());
+                Against::Persisted(Box::new(ps))
+            }
+            Ok(_) => Against::Nothing,
+            Err(e) => Against::Unreadable(format!("{shown} is unusable: {e}")),
+        },
+        Err(e) => Against::Unreadable(e.to_string()),
+    }
+}
+
+/// Reads the host (what the persisted state names too) and tunes it.
 fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, RunError> {
-    let inv = host::read(root, &scope(spec))?;
-    tune(spec, root, &inv, refusal)
+    let against = against(spec, root);
+    let mut sc = scope(spec);
+    if let Against::Persisted(ps) = &against {
+        let theirs = scope(ps);
+        let either = |mine: &[Attr], a: &Attr| mine.contains(a) || theirs.attrs.contains(a);
+        sc.attrs = Attr::ALL
+            .into_iter()
+            .filter(|a| either(&sc.attrs, a))
+            .collect();
+        for l in theirs.speed_limits {
+            if !sc.speed_limits.contains(&l) {
+                sc.speed_limits.push(l);
+            }
+        }
+    }
+    let inv = host::read(root, &sc)?;
+    tune(spec, root, &inv, refusal, &against)
+}
+
+/// `persist.diverged` and its warning, or why the persisted state cannot be compared.
+fn compare(
+    plan: &plan::Plan,
+    inv: &Inventory,
+    against: &Against,
+) -> (Vec<persist::Diverged>, Option<String>) {
+    match against {
+        Against::Nothing => (Vec::new(), None),
+        Against::Unreadable(why) => (
+            Vec::new(),
+            Some(format!(
+                "the persisted state cannot be read ({why}): whether the next boot puts other \
+             values back is not known, so this run is not compliant"
+            )),
+        ),
+        Against::Persisted(ps) => match plan::plan(ps, inv) {
+            Ok(theirs) => {
+                let d = persist::diverged(plan, &theirs);
+                let w = persist::diverged_warning(&d);
+                (d, w)
+            }
+            Err(e) => (
+                Vec::new(),
+                Some(format!(
+                    "the persisted state cannot be read against this host ({e}): whether the next \
+                 boot puts other values back is not known, so this run is not compliant"
+                )),
+            ),
+        },
+    }
 }
 
 pub(crate) fn tune(
@@ -186,16 +252,25 @@ pub(crate) fn tune(
     root: &Root,
     inv: &Inventory,
     refusal: Refusal,
+    against: &Against,
 ) -> Result<Report, RunError> {
-    let plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
+    let mut plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
     let real = spec.state == State::Present && !spec.check_mode;
+    let (diverged, unknown) = compare(&plan, inv, against);
+    plan.warnings.extend(unknown.iter().cloned());
 
-    let files = if spec.persist {
+    let files = if spec.persist == Some(true) {
         persist::plan_files(root, &spec.persisted)?
     } else {
         Vec::new()
     };
-    let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
+    // persist: false removes what persist installed, after the kernel values are in place.
+    let removals = if spec.persist == Some(false) {
+        persist::removal_plan(root, &[])?
+    } else {
+        Vec::new()
+    };
+    let mut due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
     let rule_due = due
         .iter()
         .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
@@ -206,119 +281,62 @@ pub(crate) fn tune(
             .map(|f| persist::display(root, &f.path))
             .collect(),
         left: Vec::new(),
+        diverged,
+        unknown: unknown.is_some(),
         udev_reload: (rule_due && spec.state == State::Present)
             .then(|| persist::reload_udev(root, false)),
     };
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
         persist::write_files(root, &files)?;
-        let mut originals =
-            Originals::load(root).inspect_err(|_| persist::undo_files(root, &files))?;
+        let mut originals = Originals::load(root).inspect_err(|_| {
+            persist::undo_files(root, &files);
+        })?;
         apply::apply(root, apply::writes(&plan), &mut |w| {
             originals.remember(w, inv)
         })
     } else {
         Outcome::default()
     };
+    let mut removed = Vec::new();
     if outcome.failure.is_some() {
-        // All or nothing: the persisted files go back with the kernel values.
-        persist::undo_files(root, &files);
-        persisted = Persist::default();
+        // All or nothing: the persisted files go back with the kernel values. Those that cannot
+        // (the file system went read-only) are said to hold the new state, never hidden.
+        let left = persist::undo_files(root, &files);
+        due.retain(|f| left.iter().any(|(p, _)| *p == f.path));
+        persisted = Persist {
+            changed: !due.is_empty(),
+            files: due
+                .iter()
+                .map(|f| persist::display(root, &f.path))
+                .collect(),
+            left: left.into_iter().map(|(_, why)| why).collect(),
+            ..Persist::default()
+        };
+    } else if spec.persist == Some(false) {
+        let (p, done) = remove(root, removals, real);
+        persisted = Persist {
+            changed: spec.state == State::Present && p.changed,
+            ..p
+        };
+        removed = done;
     } else if real && rule_due {
         persisted.udev_reload = Some(persist::reload_udev(root, true));
     }
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
+    if let Some(f) = &outcome.failure {
+        let denied = match &f.error {
+            apply::ApplyError::Open { source, .. } | apply::ApplyError::Write { source, .. } => {
+                source.kind() == std::io::ErrorKind::PermissionDenied
+            }
+            _ => false,
+        };
+        report.msg.push_str(needs_root(denied));
+    }
     if let Some(diff) = report.diff.as_mut() {
         diff.extend(due.iter().map(|f| f.diff(root)));
-    }
-    Ok(report)
-}
-
-/// A reload that failed is a warning: the rule is in place, and udevd picks it up by itself
-/// within a few seconds.
-fn note_failed_reload(report: &mut Report) {
-    if let Some(r) = report.persist.udev_reload.as_ref() {
-        if r.ran && r.result != "reloaded" {
-            let w = format!(
-                "{}: {}; udevd reads the new rules at its next event after 3 s",
-                r.command, r.result
-            );
-            report.warnings.push(w);
-        }
-    }
-}
-
-fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
-    let originals = Originals::load(root)?;
-    let scope = Scope {
-        speed_limits: originals.limits(),
-        ..Scope::default()
-    };
-    let inv = host::read(root, &scope)?;
-    let mut plan = originals.revert_plan(&inv);
-    let ignored: Vec<&str> = [
-        "arrays",
-        "thread_policy",
-        "speed_limit_min",
-        "speed_limit_max",
-    ]
-    .into_iter()
-    .filter(|k| spec.persisted.contains_key(*k))
-    .collect();
-    if !ignored.is_empty() {
-        plan.warnings.push(format!(
-            "state: reverted restores every saved original; {} ignored",
-            ignored.join(", ")
-        ));
-    }
-    let real = !spec.check_mode;
-    let outcome = if real {
-        apply::apply(root, apply::writes(&plan), &mut |_| Ok(()))
-    } else {
-        Outcome::default()
-    };
-    let mut persisted = Persist::default();
-    // A setting held back (a reshape, no mdmon) is not restored yet: keep every saved original
-    // so that the next revert can restore it.
-    let held = plan.holds_back();
-    if held {
-        plan.warnings.push(
-            "saved originals kept: run state: reverted again once the held-back settings can be written"
-                .into(),
-        );
-    }
-    let mut removals = Vec::new();
-    if outcome.failure.is_none() {
-        let saved = if held { Vec::new() } else { originals.paths() };
-        removals = persist::removal_plan(root, &saved)?;
-        let rule = root.udev_rule(persist::RULE_FILE);
-        let rule_due = removals.iter().any(|f| f.path == rule);
-        let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
-            paths.map(|p| persist::display(root, p)).collect()
-        };
-        if real {
-            let done = persist::remove_files(root, &removals);
-            persisted.files = shown(&mut done.removed.iter());
-            persisted.left = done
-                .left
-                .iter()
-                .map(|(p, e)| format!("{}: {e}", persist::display(root, p)))
-                .collect();
-            // A rule still in place needs no reload.
-            let rule_gone = done.removed.contains(&rule);
-            persisted.udev_reload = rule_gone.then(|| persist::reload_udev(root, true));
-            removals.retain(|f| done.removed.contains(&f.path));
-        } else {
-            persisted.files = shown(&mut removals.iter().map(|f| &f.path));
-            persisted.udev_reload = rule_due.then(|| persist::reload_udev(root, false));
-        }
-        persisted.changed = !persisted.files.is_empty();
-    }
-    let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
-    note_failed_reload(&mut report);
-    if let Some(diff) = report.diff.as_mut() {
-        diff.extend(removals.iter().map(|f| f.diff(root)));
+        diff.extend(removed.iter().map(|f| f.diff(root)));
     }
     Ok(report)
 }

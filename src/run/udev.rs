@@ -7,9 +7,10 @@
 //! inactive array (a `change` event during incremental assembly, or `udevadm trigger`) is left
 //! alone, quietly and successfully: its tunables do not exist yet.
 
+use super::error::RunError;
 use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
-use super::module::{open_root, scope, tune, Refusal, RunError};
+use super::module::{open_root, scope, tune, Against, Refusal};
 use crate::host;
 use crate::persist;
 use crate::report::Report;
@@ -92,7 +93,7 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
     }
     spec.root = root_path.to_path_buf();
     spec.only = Some(name.to_string());
-    spec.persist = false;
+    spec.persist = None;
     spec.check_mode = false;
     spec.diff = false;
     let inv = host::read(&root, &scope(&spec))?;
@@ -103,7 +104,8 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
         Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(format!(
             "{name} is inactive: nothing to apply until it runs"
         ))),
-        Some(_) => tune(&spec, &root, &inv, Refusal::Replay).map(|r| Replay::Ran(Box::new(r))),
+        Some(_) => tune(&spec, &root, &inv, Refusal::Replay, &Against::Nothing)
+            .map(|r| Replay::Ran(Box::new(r))),
     }
 }
 

@@ -49,7 +49,9 @@ pub struct Spec {
     pub thread_policy: ThreadPolicy,
     pub speed_limits: BTreeMap<SpeedLimit, u64>,
     pub state: State,
-    pub(crate) persist: bool,
+    /// docs/reference.md §2, §6: `Some(true)` persists, `Some(false)` removes what `persist`
+    /// installed, `None` leaves persistence as it is (and reports what diverges from it).
+    pub(crate) persist: Option<bool>,
     pub(crate) root: PathBuf,
     pub check_mode: bool,
     pub(crate) diff: bool,
@@ -74,8 +76,9 @@ pub const TOP_KEYS: &[&str] = &[
 ];
 /// Keys a run uses but `persist` does not save.
 const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
-/// Keys the read-only `mdtune_info` module refuses: it always runs `state: query`.
-const INFO_REFUSED_KEYS: &[&str] = &["state", "persist"];
+/// Keys the read-only `mdtune_info` module refuses: it always runs `state: query` (its
+/// `persist` only says which persisted files the query compares).
+const INFO_REFUSED_KEYS: &[&str] = &["state"];
 
 /// True if and only if Ansible runs this binary as the `mdtune_info` module (`mdtune_info`,
 /// `mdtune.mdraid.mdtune_info`, or a per-architecture `mdtune_info_<arch>`), which only reports.
@@ -119,7 +122,7 @@ impl Spec {
             return Err(invalid(
                 key,
                 v,
-                "no state or persist: mdtune_info only reports (state: query); \
+                "no state: mdtune_info only reports (state: query); \
                  use mdtune to change values",
             ));
         }
@@ -131,6 +134,7 @@ impl Spec {
                 index: 0,
                 name: Some(NameSelector::Glob(Pattern::new("*").expect("valid glob"))),
                 uuid: None,
+                uuid_given: None,
                 settings: BTreeMap::new(),
             }],
             Some(Json::Array(items)) => items
@@ -193,7 +197,9 @@ impl Spec {
             thread_policy,
             speed_limits,
             state,
-            persist: flag("persist")?,
+            persist: get("persist")
+                .map(|v| parse_bool("persist", v))
+                .transpose()?,
             root,
             check_mode: flag("check_mode")? || flag("_ansible_check_mode")?,
             diff: flag("diff")? || flag("_ansible_diff")?,
@@ -226,7 +232,16 @@ mod tests {
         assert_eq!(s.thread_policy.want, Want::Auto);
         assert_eq!(s.arrays.len(), 1);
         assert!(!s.arrays[0].is_exact());
-        assert!(!s.check_mode && !s.diff && !s.persist);
+        assert!(!s.check_mode && !s.diff && s.persist.is_none());
+        let three: Vec<_> = [
+            json!({"persist": true}),
+            json!({"persist": "no"}),
+            json!({"persist": null}),
+        ]
+        .into_iter()
+        .map(|v| spec(v).unwrap().persist)
+        .collect();
+        assert_eq!(three, [Some(true), Some(false), None]);
     }
 
     #[test]
@@ -369,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn mdtune_info_only_queries_and_refuses_state_and_persist() {
+    fn mdtune_info_only_queries_refuses_state_and_compares_persist() {
         for name in [
             "mdtune_info",
             "mdtune.mdraid.mdtune_info",
@@ -383,11 +398,15 @@ mod tests {
                 e.starts_with("state: \"present\"") && e.contains("mdtune_info"),
                 "{e}"
             );
-            let e = err(json!({"_ansible_module_name": name, "persist": false}));
-            assert!(
-                e.starts_with("persist: false") && e.contains("mdtune_info"),
-                "{e}"
-            );
+            // A sweep checks that the tuning survives the next boot: still a query.
+            for persist in [true, false] {
+                let s = spec(json!({"_ansible_module_name": name, "persist": persist})).unwrap();
+                assert_eq!(
+                    (s.state, s.persist),
+                    (State::Query, Some(persist)),
+                    "{name}"
+                );
+            }
         }
         for name in [
             "mdtune",

@@ -28,6 +28,8 @@ pub struct Entry {
     pub name: Option<NameSelector>,
     /// 32 lowercase hex digits, from either the mdadm or the kernel form.
     pub uuid: Option<String>,
+    /// The uuid as given (either form), so that a message answers in the same form.
+    pub(crate) uuid_given: Option<String>,
     pub settings: BTreeMap<Attr, Want>,
 }
 
@@ -117,6 +119,9 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
         index,
         name,
         uuid,
+        uuid_given: get("uuid")
+            .and_then(Json::as_str)
+            .map(|s| s.trim().to_string()),
         settings,
     })
 }

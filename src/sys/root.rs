@@ -142,6 +142,11 @@ impl Root {
         self.base.join("proc/sys/dev/raid").join(limit.name())
     }
 
+    /// `run/mdadm/map`: mdadm's map of the arrays it assembled, with their uuids.
+    pub(crate) fn mdadm_map(&self) -> PathBuf {
+        self.base.join("run/mdadm/map")
+    }
+
     /// `run/mdadm/<container>.pid`: the pid file of the mdmon that manages an external-metadata
     /// container (mdadm's `MDMON_DIR`). `container` is a kernel name (no `/`).
     pub(crate) fn mdmon_pid(&self, container: &str) -> PathBuf {

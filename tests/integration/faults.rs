@@ -178,11 +178,13 @@ fn a_write_the_kernel_refuses_mid_run_restores_every_value_the_run_changed() {
 }
 
 /// One step of a FIFO standing in for a kernel attribute.
-enum Step {
+pub(crate) enum Step {
     /// Answer one read with this text.
     Serve(&'static str),
     /// Take one write and record it.
     Consume,
+    /// Do something to the host between two steps, while mdtune waits for the FIFO.
+    Then(Box<dyn FnOnce() + Send>),
 }
 
 /// True if `pid` has `path` open.
@@ -234,7 +236,7 @@ fn unread(f: &File) -> usize {
 /// pairs with the writer still open and then reads an empty end of file. The writer is closed
 /// before a write step (mdtune's open for writing cannot pair with it), and that step reads
 /// to the end of file, that is until mdtune closes.
-fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
+pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
     thread::spawn(move || {
         let mut written = Vec::new();
         let mut writer: Option<File> = None;
@@ -264,6 +266,7 @@ fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<Str
                     File::open(&path).unwrap().read_to_string(&mut s).unwrap();
                     written.push(s);
                 }
+                Step::Then(f) => f(),
             }
         }
         if let Some(w) = writer.take() {
@@ -383,7 +386,7 @@ fn a_value_that_reads_back_empty_fails_and_earlier_writes_are_rolled_back() {
     );
     // What cannot be read back cannot be confirmed restored: it is said so, not hidden.
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         ["md0 skip_copy"]
     );
     let report = report_of(&spec, &inv, &plan, &outcome);
@@ -467,7 +470,7 @@ fn a_rollback_that_fails_reports_exactly_what_is_left_changed() {
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert_eq!(names(failure.rolled_back.iter()), ["md0 stripe_cache_size"]);
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         ["md0 group_thread_cnt"]
     );
     let report = report_of(&spec, &inv, &plan, &outcome);
@@ -528,7 +531,7 @@ fn a_write_that_never_reached_the_kernel_is_not_reported_as_left_changed() {
     assert_eq!(names(failure.rolled_back.iter()), ["md0 group_thread_cnt"]);
     let report = report_of(&spec, &inv, &plan, &outcome);
     assert_eq!(
-        names(failure.not_restored.iter().map(|(w, _)| w)),
+        names(failure.not_restored.iter().map(|n| &n.write)),
         Vec::<String>::new(),
         "open(2) failed, so nothing was written to stripe_cache_size; the report says: {}",
         report["msg"]

@@ -8,6 +8,7 @@ mod concurrency;
 mod confinement;
 mod contract;
 mod faults;
+mod fleet_report;
 mod input_limits;
 mod layouts;
 mod no_writes_when_converged;

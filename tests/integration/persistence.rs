@@ -557,50 +557,42 @@ fn persist_writes_the_manifest_before_the_files_it_lists_and_removes_stale_temp_
 }
 
 #[test]
-fn persist_works_through_a_binary_link_inside_the_root_and_refuses_one_out_of_it() {
-    let dir = scratch("binary-link");
-    demo_host(&dir);
-    // stow: /usr/local/sbin/mdtune -> ../stow/mdtune/sbin/mdtune, an older build.
-    let real = dir.join("usr/local/stow/mdtune/sbin/mdtune");
-    fs::create_dir_all(real.parent().unwrap()).unwrap();
-    fs::write(&real, "an older mdtune").unwrap();
-    fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
-    std::os::unix::fs::symlink("../stow/mdtune/sbin/mdtune", dir.join(BINARY)).unwrap();
-    let out = run(&dir, desired());
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(fs::symlink_metadata(dir.join(BINARY))
-        .unwrap()
-        .file_type()
-        .is_symlink());
-    assert_eq!(fs::read(&real).unwrap(), fs::read(bin()).unwrap());
-    assert_eq!(run(&dir, desired()).json["changed"], false);
-    // persist did not create the link: revert keeps it and what it points to.
-    assert_eq!(run(&dir, json!({"state": "reverted"})).code, 0);
-    assert!(fs::symlink_metadata(dir.join(BINARY)).is_ok());
-    assert!(real.exists());
-
-    // A link out of the root is refused, naming it, and nothing is written.
-    let other = scratch("binary-link-out");
-    demo_host(&other);
-    let outside = scratch("binary-outside").join("mdtune");
+fn persist_replaces_a_binary_link_and_never_writes_where_it_leads() {
+    // stow: /usr/local/sbin/mdtune -> ../stow/mdtune/sbin/mdtune, an older build; and a link
+    // out of the root. Either is replaced by mdtune's own copy (docs/reference.md §6).
+    let base = scratch("binary-link");
+    let outside = base.join("outside/mdtune");
+    fs::create_dir_all(outside.parent().unwrap()).unwrap();
     fs::write(&outside, "not ours").unwrap();
-    fs::create_dir_all(other.join("usr/local/sbin")).unwrap();
-    std::os::unix::fs::symlink(&outside, other.join(BINARY)).unwrap();
-    let before = snapshot(&other);
-    let out = run(&other, desired());
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    assert!(
-        out.msg().contains("usr/local/sbin/mdtune is a link to")
-            && out.msg().contains("outside the root"),
-        "{}",
-        out.msg()
-    );
-    assert_eq!(fs::read_to_string(&outside).unwrap(), "not ours");
-    let after: Vec<_> = snapshot(&other)
-        .into_iter()
-        .filter(|(p, _, _)| !p.ends_with("run/mdtune.lock"))
-        .collect();
-    assert_eq!(after, before);
+    for inside in [true, false] {
+        let dir = base.join(if inside { "stow" } else { "out" });
+        demo_host(&dir);
+        let real = dir.join("usr/local/stow/mdtune/sbin/mdtune");
+        fs::create_dir_all(real.parent().unwrap()).unwrap();
+        fs::write(&real, "an older mdtune").unwrap();
+        fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
+        let target = if inside {
+            std::path::PathBuf::from("../stow/mdtune/sbin/mdtune")
+        } else {
+            outside.clone()
+        };
+        std::os::unix::fs::symlink(&target, dir.join(BINARY)).unwrap();
+        let out = run(&dir, desired());
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        let meta = fs::symlink_metadata(dir.join(BINARY)).unwrap();
+        assert!(meta.file_type().is_file(), "the link is still there");
+        assert_eq!(
+            fs::read(dir.join(BINARY)).unwrap(),
+            fs::read(bin()).unwrap()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "an older mdtune");
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "not ours");
+        assert_eq!(run(&dir, desired()).json["changed"], false);
+        // The copy is persist's own: revert removes it, and what the link led to stays.
+        assert_eq!(run(&dir, json!({"state": "reverted"})).code, 0);
+        assert!(fs::symlink_metadata(dir.join(BINARY)).is_err());
+        assert!(real.exists());
+    }
 }
 
 #[test]

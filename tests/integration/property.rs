@@ -8,6 +8,12 @@
 //!   (a real run) or the same file untouched (check mode, query);
 //! - `compliant` is what a fresh query of the same input says just before the run, and a real
 //!   `present` run that succeeded leaves a host that a fresh query calls compliant;
+//! - `compliant` agrees with what was read: never for a run that checked nothing, never for an
+//!   array with a file that read empty, and only when every setting read is the one wanted;
+//! - `persist.diverged` lists exactly the settings that the persisted file (run as a query)
+//!   wants otherwise than a run without `persist`;
+//! - a revert's `persist.files` are exactly the persisted files and originals it removed, and its
+//!   `changed` is true whenever it restored or removed something, even when a later step failed;
 //! - exit 2 wrote nothing, not even the lock or a directory;
 //! - no file outside the root changed, even when a link in the root points out of it.
 //!
@@ -198,17 +204,22 @@ fn random_host(rng: &mut Rng, base: PathBuf) -> Host {
             format!("md{i}")
         };
         fake.md(&name, &spec, &m);
+        // An array being stopped reads empty (until the next reboot rewrites its files).
+        if rng.chance(4) && fake.md_attr(&name, "group_thread_cnt").exists() {
+            fake.set_md(&name, "group_thread_cnt", "");
+        }
         uuids.push(spec.uuid.clone());
         names.push(name);
         devnames.push(format!("data{i}"));
     }
     // Some hosts have a link in the root that leads out of it, where mdtune writes.
-    if rng.chance(12) {
+    if rng.chance(20) {
         let (link, target): (&str, &str) = *rng.pick(&[
             ("etc/udev/rules.d", "rules"),
             ("usr/local/sbin/mdtune", "mdtune"),
             ("run/mdtune", "saved"),
             ("dev/kmsg", "kmsg"),
+            ("etc/mdtune", "saved"),
         ]);
         let link = root.join(link);
         fs::create_dir_all(link.parent().unwrap()).unwrap();
@@ -413,6 +424,11 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
         q["check_mode"] = json!(false);
         execute(binary, &q)
     });
+    // What the persisted state (run as a query) wants, for a run that leaves persistence alone.
+    let unset = input.get("persist").is_none_or(Value::is_null);
+    let persisted = (state != "reverted" && unset)
+        .then(|| persisted_wants(host, binary))
+        .flatten();
     let before = tree(&host.base);
     let (report, code) = execute(binary, input);
     let after = tree(&host.base);
@@ -453,8 +469,10 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
     }
     // A run that changes (or would change) something found the host not compliant, and one that
     // finds it not compliant changes it (no generated host holds a setting back).
+    let blind = state != "reverted" && cannot_comply(host, &before, &report);
     if state != "query"
         && code == Exit::Ok
+        && !blind
         && (report["changed"] == true) == (report["compliant"] == true)
     {
         ctx.fail(
@@ -493,6 +511,13 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
             );
         }
     }
+    if code == Exit::Ok && state != "reverted" {
+        check_compliant(&before, &report, ctx);
+        check_diverged(persisted.as_ref(), &report, ctx);
+    }
+    if state == "reverted" && real {
+        check_removed(&before, &after, &report, ctx);
+    }
     if let Some((q, qcode)) = fresh {
         if qcode == Exit::Ok && code == Exit::Ok && q["compliant"] != report["compliant"] {
             ctx.fail(
@@ -506,7 +531,7 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
         let mut q = input.clone();
         q["state"] = json!("query");
         let (q, _) = execute(binary, &q);
-        if q["compliant"] != true {
+        if q["compliant"] != true && !cannot_comply(host, &after, &q) {
             ctx.fail(
                 &format!("not compliant right after a present run: {q}"),
                 &report,
@@ -535,6 +560,212 @@ fn read_value_in(t: &Tree, target: &str, setting: &str) -> Option<String> {
             matches!(setting, "skip_copy" | "sync_force_parallel"),
         )),
         _ => None,
+    }
+}
+
+/// The text of a setting's file in a tree taken before the run, as it is.
+fn raw_in(t: &Tree, target: &str, setting: &str) -> Option<String> {
+    let Some(Node::Link(l)) = t.get(&Path::new("root/sys/block").join(target)) else {
+        return None;
+    };
+    let dir = normalize(&Path::new("root/sys/block").join(l));
+    match t.get(&dir.join("md").join(setting)) {
+        Some(Node::File(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+        _ => None,
+    }
+}
+
+const TUNABLES: &[&str] = &[
+    "group_thread_cnt",
+    "stripe_cache_size",
+    "preread_bypass_threshold",
+    "skip_copy",
+    "sync_speed_min",
+    "sync_speed_max",
+    "sync_force_parallel",
+];
+
+/// True if and only if one of `array`'s tunable files read empty (an array being stopped).
+fn reads_empty(t: &Tree, array: &str) -> bool {
+    TUNABLES
+        .iter()
+        .any(|a| raw_in(t, array, a).is_some_and(|v| v.trim().is_empty()))
+}
+
+/// True when no run can be compliant on this host as it is: the report checked nothing, an
+/// array it reports reads empty, the persisted state diverges or cannot be read (a link out).
+fn cannot_comply(host: &Host, t: &Tree, report: &Value) -> bool {
+    let arrays = report["arrays"].as_array().cloned().unwrap_or_default();
+    let none = arrays.is_empty() && report["system"].as_object().is_none_or(|s| s.is_empty());
+    let etc_link = fs::symlink_metadata(host.root.join("etc/mdtune"))
+        .is_ok_and(|m| m.file_type().is_symlink());
+    none || etc_link
+        || arrays
+            .iter()
+            .any(|a| reads_empty(t, a["name"].as_str().unwrap_or("")))
+        || report["persist"]["diverged"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+}
+
+/// The value a report's setting wants: `held_back.wanted`, else `after`.
+fn wanted(s: &Value) -> Value {
+    match s.get("held_back") {
+        Some(h) => h["wanted"].clone(),
+        None => s["after"].clone(),
+    }
+}
+
+/// `(target, setting) -> wanted` of every setting a report plans.
+fn wants(report: &Value) -> BTreeMap<(String, String), String> {
+    let mut out = BTreeMap::new();
+    for a in report["arrays"].as_array().into_iter().flatten() {
+        for (k, s) in a["settings"].as_object().into_iter().flatten() {
+            let name = a["name"].as_str().unwrap().to_string();
+            out.insert((name, k.clone()), report_value(&wanted(s)));
+        }
+    }
+    for (k, s) in report["system"].as_object().into_iter().flatten() {
+        out.insert(("system".into(), k.clone()), report_value(&wanted(s)));
+    }
+    out
+}
+
+/// What the persisted state wants on the host as it is now: its own query's settings. `None`
+/// when nothing is persisted (or `etc/mdtune` is not a directory of the root).
+fn persisted_wants(host: &Host, binary: bool) -> Option<BTreeMap<(String, String), String>> {
+    let etc = host.root.join("etc/mdtune");
+    if !fs::symlink_metadata(&etc).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let text = fs::read_to_string(etc.join("mdtune.json")).ok()?;
+    let mut q: Value = serde_json::from_str(&text).ok()?;
+    q["root"] = json!(host.root);
+    q["state"] = json!("query");
+    let (report, code) = execute(binary, &q);
+    (code == Exit::Ok).then(|| wants(&report))
+}
+
+/// `compliant`, per setting, per array and overall, is what was read: the setting's `before`
+/// is the value wanted; the array has every setting compliant and no file that read empty; the
+/// run checked something, every array and system setting is compliant, no persisted file is
+/// due and nothing diverges.
+fn check_compliant(before: &Tree, report: &Value, ctx: &Ctx) {
+    let arrays = report["arrays"].as_array().cloned().unwrap_or_default();
+    let system = report["system"].as_object().cloned().unwrap_or_default();
+    let mut all = !arrays.is_empty() || !system.is_empty();
+    let setting_ok = |what: &str, s: &Value| -> bool {
+        let ok = report_value(&s["before"]) == report_value(&wanted(s));
+        if (s["compliant"] == true) != ok {
+            ctx.fail(
+                &format!(
+                    "{what}: compliant {} but before {} and wanted {}",
+                    s["compliant"],
+                    s["before"],
+                    wanted(s)
+                ),
+                report,
+            );
+        }
+        ok
+    };
+    for a in &arrays {
+        let name = a["name"].as_str().unwrap();
+        let mut ok = !reads_empty(before, name);
+        for (k, s) in a["settings"].as_object().into_iter().flatten() {
+            ok &= setting_ok(&format!("{name} {k}"), s);
+        }
+        if (a["compliant"] == true) != ok {
+            ctx.fail(
+                &format!(
+                    "{name}: compliant {} but what was read says {ok}",
+                    a["compliant"]
+                ),
+                report,
+            );
+        }
+        all &= ok;
+    }
+    for (k, s) in &system {
+        all &= setting_ok(&format!("system {k}"), s);
+    }
+    let persist = &report["persist"];
+    let empty = |v: &Value| v.as_array().is_none_or(|a| a.is_empty());
+    all &= empty(&persist["files"]) && empty(&persist["left"]) && empty(&persist["diverged"]);
+    all &= !report["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|w| {
+            w.as_str()
+                .is_some_and(|w| w.contains("persisted state cannot be read"))
+        });
+    if (report["compliant"] == true) != all {
+        ctx.fail(
+            &format!(
+                "compliant {} but what was read says {all}",
+                report["compliant"]
+            ),
+            report,
+        );
+    }
+}
+
+/// `persist.diverged` is exactly what the persisted state wants otherwise than this run.
+fn check_diverged(
+    persisted: Option<&BTreeMap<(String, String), String>>,
+    report: &Value,
+    ctx: &Ctx,
+) {
+    let mut expected: Vec<String> = Vec::new();
+    if let Some(p) = persisted {
+        for (key, want) in wants(report) {
+            if let Some(pv) = p.get(&key).filter(|pv| **pv != want) {
+                expected.push(format!("{} {} {pv}", key.0, key.1));
+            }
+        }
+    }
+    let mut actual: Vec<String> = report["persist"]["diverged"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            let t = d["target"].as_str().unwrap_or("?");
+            let s = d["setting"].as_str().unwrap_or("?");
+            format!("{t} {s} {}", report_value(&d["value"]))
+        })
+        .collect();
+    expected.sort();
+    actual.sort();
+    if expected != actual {
+        ctx.fail(
+            &format!("persist.diverged is {actual:?}, the persisted file says {expected:?}"),
+            report,
+        );
+    }
+}
+
+/// A real revert's `persist.files` are exactly the files under the root it removed.
+fn check_removed(before: &Tree, after: &Tree, report: &Value, ctx: &Ctx) {
+    let mut removed: Vec<String> = before
+        .iter()
+        .filter(|(p, n)| **n != Node::Dir && p.starts_with("root") && !after.contains_key(*p))
+        .filter(|(p, _)| !p.ends_with("run/mdtune.lock"))
+        .map(|(p, _)| format!("/{}", p.strip_prefix("root").unwrap().display()))
+        .collect();
+    let mut listed: Vec<String> = report["persist"]["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| f.as_str().unwrap_or("?").to_string())
+        .collect();
+    removed.sort();
+    listed.sort();
+    if removed != listed {
+        ctx.fail(
+            &format!("revert removed {removed:?} but lists {listed:?}"),
+            report,
+        );
     }
 }
 

@@ -25,5 +25,7 @@ mdtune:
       skip_copy: true
     # md3, raid5 over single-queue SATA: auto gives 0, already in place.
     - name: scratch
-  # Also keep all this across reboots and re-assembly (udev rule, /etc/mdtune/).
+  # true also keeps all this across reboots and re-assembly (udev rule, /etc/mdtune/); false
+  # stops keeping it (removes what an earlier persist installed, keeps the live values); left
+  # out, persistence is left as it is.
   persist: false

@@ -111,7 +111,10 @@ def apply(
         ``/proc/sys/dev/raid/speed_limit_*`` in KiB/s (unmanaged when omitted).
 
     persist
-        Also keep the desired state across reboots and re-assembly (udev rule).
+        True: also keep the desired state across reboots and re-assembly (udev
+        rule). False: remove what an earlier persist installed, keep the live
+        values. Omitted: leave persistence as it is (``persist.diverged`` then
+        lists what the persisted state would put back otherwise).
 
     from_pillar
         When none of the five arguments above is given, take them from the pillar

@@ -87,7 +87,10 @@ def managed(
         System-wide resync limits in KiB/s; unmanaged when omitted.
 
     persist
-        Also keep the state across reboots and array re-assembly.
+        True: also keep the state across reboots and array re-assembly. False:
+        remove what an earlier persist installed, keep the live values. Omitted:
+        leave persistence as it is; when the persisted state would put other
+        values back at the next boot, mdtune warns and is not compliant.
 
     root
         Prefix for every system path (tests, chroots).
