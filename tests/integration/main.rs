@@ -9,6 +9,7 @@ mod contract;
 mod faults;
 mod layouts;
 mod no_writes_when_converged;
+mod people;
 mod persistence;
 mod property;
 mod security;
