@@ -1,9 +1,9 @@
 //! `thread_policy`: the `group_thread_cnt` of every selected raid4/5/6 array whose entry sets
 //! none, as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and
-//! `combine` (contract section 2). How `auto` turns queues into a count is [`auto`](crate::auto)'s.
+//! `combine` (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
 
-use crate::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
-use crate::sysfs::Value;
+use super::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
+use crate::md::Value;
 use serde_json::Value as Json;
 
 /// How `auto` combines the members' queue counts.
@@ -20,7 +20,7 @@ pub struct AutoParams {
     /// Defaults to the online CPUs divided by the possible NUMA nodes; never above
     /// [`MAX_THREADS`].
     pub max: Option<u64>,
-    pub combine: Combine,
+    pub(crate) combine: Combine,
 }
 
 impl Default for AutoParams {
