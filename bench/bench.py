@@ -331,6 +331,12 @@ def bench_ansible(a, tmp, out):
     open(no_pad, "w").close()
     build_floor(os.path.join(d, "library", "size"), replay=empty_answer, pad=a.bin[0][1])
     build_floor(os.path.join(d, "library", "answer"), replay=answer, pad=no_pad)
+    # Further --bin builds (another branch, main) as their own modules, in the per-task table.
+    extras = {}
+    for label, path in a.bin[1:]:
+        m = "mdtune_" + re.sub(r"\W", "_", label)
+        shutil.copy(path, os.path.join(d, "library", m))
+        extras[m] = (label, len(run([path, os.path.join(d, "args.json")]).stdout))
     with open(os.path.join(d, "ansible.cfg"), "w") as f:
         f.write(ANSIBLE_CFG.format(tmp=d, here=a.here, python=os.path.join(venv_bin, "python")))
     with open(os.path.join(d, "hosts.ini"), "w") as f:
@@ -344,7 +350,7 @@ def bench_ansible(a, tmp, out):
     # One task each for the whole-playbook comparison; k tasks each for the cost per task.
     plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay")}
     plays["shell"] = SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS))
-    per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS}
+    per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS + tuple(extras)}
     plays.update({name: module_play(m, k) for name, m in per_task_plays.items()})
     for name, text in plays.items():
         with open(os.path.join(d, f"{name}.yml"), "w") as f:
@@ -372,14 +378,14 @@ def bench_ansible(a, tmp, out):
 
     # Warm-up (and proof that each one is converged): one run each, not counted.
     for name in plays:
-        if name in a.ansible_contenders.split(",") or per_task_plays.get(name) in a.ansible_contenders.split(","):
+        if name in a.ansible_contenders.split(",") or per_task_plays.get(name, "").split("_")[0] in a.ansible_contenders.split(","):
             play(name)
     for v in task_times.values():
         v.clear()
     log(f"ansible: {a.ansible_contenders} x {a.ansible_rounds} rounds")
     wanted = a.ansible_contenders.split(",")
     names = [n for n in ("mdtune", "shell", "floor", "replay") if n in wanted]
-    names += [n for n, m in per_task_plays.items() if m in wanted]
+    names += [n for n, m in per_task_plays.items() if m.split("_")[0] in wanted]
     stats = side_by_side([(n, (lambda n=n: play(n))) for n in names], a.ansible_rounds,
                          before_each=lambda _: kernelize(root))
     tasks = {n: Stats(v) for n, v in task_times.items() if v}
@@ -429,11 +435,11 @@ def bench_ansible(a, tmp, out):
         goals.append(f"at least 8x faster than the shell idiom: playbook {s.median / m.median:.1f}x, "
                      f"tasks {ts.median / tm.median:.1f}x ({'met' if s.median / m.median >= 8 else 'NOT met'})")
     out.append("\nGoals: " + "; ".join(goals) + ". " + per_task + "\n")
-    out.extend(per_task_table(per_task_plays, tasks, k, d, answer))
+    out.extend(per_task_table(per_task_plays, tasks, k, d, answer, extras))
     return stats, tasks
 
 
-def per_task_table(per_task_plays, tasks, k, d, answer):
+def per_task_table(per_task_plays, tasks, k, d, answer, extras):
     """The cost of one task: plays of k identical tasks of each binary module, so Ansible's own
     start-up and the play's spread weigh k times less than in a one-task play."""
     rows = {m: tasks[name] for name, m in per_task_plays.items() if name in tasks}
@@ -450,11 +456,12 @@ def per_task_table(per_task_plays, tasks, k, d, answer):
         "size": f"size: mdtune's size, the empty module's answer",
         "answer": f"answer: a {size(os.path.join(d, 'library', 'answer'))}-byte module printing mdtune's answer",
     }
+    what.update({m: f"mdtune `{label}` (answer {n} bytes)" for m, (label, n) in extras.items()})
     out = [f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
            f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n",
            "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms |",
            "| --- | ---: | ---: | ---: | ---: |"]
-    for m in MODULE_CONTENDERS:
+    for m in MODULE_CONTENDERS + tuple(extras):
         if m in rows:
             st = rows[m]
             out.append(f"| {what[m]} | {each[m] * 1e3:.1f} | {st.ms(0)} ({st.spread_ms(0)}) | "
@@ -470,6 +477,10 @@ def per_task_table(per_task_plays, tasks, k, d, answer):
             line += (f" (the size alone {(each['size'] - fl) * 1e3:+.1f} ms, the answer alone "
                      f"{(each['answer'] - fl) * 1e3:+.1f} ms)")
         line += f", and mdtune's own run for {(each['mdtune'] - each['replay']) * 1e3:+.1f} ms"
+    for m, (label, n) in extras.items():
+        if m in each:
+            line += (f". `{label}` in the same run: {each[m] / fl:.2f}x ({each[m] * 1e3:.1f} ms, "
+                     f"answer {n} bytes)")
     out.append(line + ".\n")
     return out
 
