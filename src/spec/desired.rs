@@ -337,6 +337,18 @@ mod tests {
     }
 
     #[test]
+    fn yaml_false_means_off_for_the_policy_its_mode_and_an_entry() {
+        let off = Want::Value(Value::Int(0));
+        let s = spec(json!({"thread_policy": false})).unwrap();
+        assert_eq!(s.thread_policy.want, off);
+        let s = spec(json!({"thread_policy": {"mode": false}})).unwrap();
+        assert_eq!(s.thread_policy.want, off);
+        let s = spec(json!({"arrays": [{"name": "md0", "group_thread_cnt": false}]})).unwrap();
+        assert_eq!(s.arrays[0].settings[&Attr::GroupThreadCnt], off);
+        assert!(err(json!({"thread_policy": true})).contains("(or false)"));
+    }
+
+    #[test]
     fn persisted_input_drops_run_only_keys() {
         let s = spec(json!({"root": "/tmp/x", "check_mode": false, "diff": true,
             "_ansible_diff": true, "persist": true, "arrays": [{"name": "md0"}]}))

@@ -89,11 +89,15 @@ pub(crate) fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
 
 /// `"auto"`, `"off"` or an integer 0..8192.
 pub(crate) fn parse_threads(key: &str, v: &Json) -> Result<Want, SpecError> {
+    // YAML 1.1 reads a bare `off` as the boolean false: it means "off" here (docs/reference.md §2).
+    if *v == Json::Bool(false) {
+        return Ok(Want::Value(Value::Int(0)));
+    }
     match v.as_str().map(str::trim) {
         Some("auto") => Ok(Want::Auto),
         Some("off") => Ok(Want::Value(Value::Int(0))),
         _ => parse_int(key, v, 0, MAX_THREADS)
             .map(|n| Want::Value(Value::Int(n)))
-            .map_err(|_| invalid(key, v, "\"auto\", \"off\" or an integer 0..8192")),
+            .map_err(|_| invalid(key, v, "\"auto\", \"off\" (or false) or an integer 0..8192")),
     }
 }

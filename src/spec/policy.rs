@@ -50,7 +50,7 @@ pub(crate) fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
                 invalid(
                     "thread_policy",
                     v,
-                    "\"auto\", \"off\", an integer 0..8192, or an object with mode/value/min/max/combine",
+                    "\"auto\", \"off\" (or false), an integer 0..8192, or an object with mode/value/min/max/combine",
                 )
             })?,
             auto: AutoParams::default(),
@@ -63,7 +63,11 @@ pub(crate) fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
             .map(|v| parse_int(&format!("thread_policy.{k}"), v, 0, MAX_THREADS))
             .transpose()
     };
-    let mode = get("mode").map_or(Some("auto"), Json::as_str);
+    // `mode: off` in YAML arrives as false.
+    let mode = get("mode").map_or(Some("auto"), |m| match m {
+        Json::Bool(false) => Some("off"),
+        m => m.as_str(),
+    });
     let want = match mode {
         Some("auto") => Want::Auto,
         Some("off") => Want::Value(Value::Int(0)),
