@@ -41,8 +41,12 @@ pub fn host(view: &Json) -> String {
         out.push('\n');
         array(&mut out, a);
     }
-    for w in view["warnings"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "\nwarning: {}", shown(w));
+    let warnings = view["warnings"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if !warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+    }
+    for w in warnings {
+        let _ = writeln!(out, "  {}", shown(w));
     }
     out
 }
@@ -212,8 +216,11 @@ fn why(a: &Json, s: &Json) -> String {
             .map(|src| format!("from {src}"))
             .unwrap_or_default(),
     };
-    if let Some(h) = s["held_back"].get("reason") {
-        why = format!("held back: {}; {why}", shown(h));
+    if let Some(h) = s["held_back"]["reason"].as_str() {
+        // The first clause says what waits for what (`md5 is reshaping (sync_action is
+        // reshape)`); the rest, why that matters, is in the report and the warnings.
+        let what = h.split_once("): ").map_or(h.to_string(), |(what, _)| format!("{what})"));
+        why = format!("held back: {what}; {why}");
     }
     why
 }
