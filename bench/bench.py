@@ -348,7 +348,7 @@ def bench_ansible(a, tmp, out):
         return MDTUNE_PLAY.format(tasks="".join(MDTUNE_TASK.format(module=m, n=i + 1, settings=settings)
                                                 for i in range(tasks)))
     # One task each for the whole-playbook comparison; k tasks each for the cost per task.
-    plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay")}
+    plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay") + tuple(extras)}
     plays["shell"] = SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS))
     per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS + tuple(extras)}
     plays.update({name: module_play(m, k) for name, m in per_task_plays.items()})
@@ -378,13 +378,15 @@ def bench_ansible(a, tmp, out):
 
     # Warm-up (and proof that each one is converged): one run each, not counted.
     for name in plays:
-        if name in a.ansible_contenders.split(",") or per_task_plays.get(name, "").split("_")[0] in a.ansible_contenders.split(","):
+        if (name.split("_")[0] in a.ansible_contenders.split(",")
+                or per_task_plays.get(name, "").split("_")[0] in a.ansible_contenders.split(",")):
             play(name)
     for v in task_times.values():
         v.clear()
     log(f"ansible: {a.ansible_contenders} x {a.ansible_rounds} rounds")
     wanted = a.ansible_contenders.split(",")
     names = [n for n in ("mdtune", "shell", "floor", "replay") if n in wanted]
+    names += [m for m in extras if "mdtune" in wanted]
     names += [n for n, m in per_task_plays.items() if m.split("_")[0] in wanted]
     stats = side_by_side([(n, (lambda n=n: play(n))) for n in names], a.ansible_rounds,
                          before_each=lambda _: kernelize(root))
@@ -435,13 +437,16 @@ def bench_ansible(a, tmp, out):
         goals.append(f"at least 8x faster than the shell idiom: playbook {s.median / m.median:.1f}x, "
                      f"tasks {ts.median / tm.median:.1f}x ({'met' if s.median / m.median >= 8 else 'NOT met'})")
     out.append("\nGoals: " + "; ".join(goals) + ". " + per_task + "\n")
-    out.extend(per_task_table(per_task_plays, tasks, k, d, answer, extras))
+    out.extend(per_task_table(per_task_plays, tasks, k, d, answer, extras, stats))
     return stats, tasks
 
 
-def per_task_table(per_task_plays, tasks, k, d, answer, extras):
+def per_task_table(per_task_plays, tasks, k, d, answer, extras, stats):
     """The cost of one task: plays of k identical tasks of each binary module, so Ansible's own
-    start-up and the play's spread weigh k times less than in a one-task play."""
+    start-up and the play's spread weigh k times less than in a one-task play. Where a module
+    also ran as a one-task play, its CPU per task is (CPU of the k-task play - CPU of the
+    one-task play) / (k - 1): Ansible's start-up cancels out, and CPU time is what a busy
+    machine disturbs least."""
     rows = {m: tasks[name] for name, m in per_task_plays.items() if name in tasks}
     if "floor" not in rows or "mdtune" not in rows:
         return []
@@ -459,13 +464,18 @@ def per_task_table(per_task_plays, tasks, k, d, answer, extras):
     what.update({m: f"mdtune `{label}` (answer {n} bytes)" for m, (label, n) in extras.items()})
     out = [f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
            f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n",
-           "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms |",
-           "| --- | ---: | ---: | ---: | ---: |"]
+           "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms "
+           "| CPU ms per task | CPU / floor |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    cpu = {m: (stats[f"{m}-x{k}"].cpu.median - stats[m].cpu.median) / (k - 1)
+           for m in rows if m in stats and f"{m}-x{k}" in stats and k > 1}
     for m in MODULE_CONTENDERS + tuple(extras):
         if m in rows:
             st = rows[m]
+            c = (f"{cpu[m] * 1e3:.1f} | {cpu[m] / cpu['floor']:.2f}x" if m in cpu and cpu.get("floor")
+                 else "| ")
             out.append(f"| {what[m]} | {each[m] * 1e3:.1f} | {st.ms(0)} ({st.spread_ms(0)}) | "
-                       f"{each[m] / fl:.2f}x | {(each[m] - fl) * 1e3:+.1f} |")
+                       f"{each[m] / fl:.2f}x | {(each[m] - fl) * 1e3:+.1f} | {c} |")
     ratio = each["mdtune"] / fl
     line = (f"\nPer task within 1.15x of an empty binary module: {'met' if ratio <= 1.15 else 'NOT met'} "
             f"({ratio:.2f}x: {each['mdtune'] * 1e3:.1f} ms against {fl * 1e3:.1f} ms, "
@@ -481,6 +491,12 @@ def per_task_table(per_task_plays, tasks, k, d, answer, extras):
         if m in each:
             line += (f". `{label}` in the same run: {each[m] / fl:.2f}x ({each[m] * 1e3:.1f} ms, "
                      f"answer {n} bytes)")
+    if "mdtune" in cpu and cpu.get("floor"):
+        line += (f". CPU per task (start-up cancelled): mdtune {cpu['mdtune'] / cpu['floor']:.2f}x "
+                 f"the empty module's ({cpu['mdtune'] * 1e3:.1f} against {cpu['floor'] * 1e3:.1f} ms)")
+        for m, (label, _) in extras.items():
+            if m in cpu:
+                line += f", `{label}` {cpu[m] / cpu['floor']:.2f}x"
     out.append(line + ".\n")
     return out
 

@@ -22,7 +22,9 @@ fn gather(root: &Path) -> Result<Json, RunError> {
     let root = open_root(&spec.root)?;
     let inv = host::read(&root, &Scope::default())?;
     let report = tune(&spec, &root, &inv, Refusal::Input)?;
-    let mut view = serde_json::to_value(&report).unwrap_or(Json::Null);
+    // Through the report's own text: the one serializer the JSON run uses (no second one for
+    // `Value`, which would cost the binary tens of KiB).
+    let mut view: Json = serde_json::from_str(&report.to_text()).unwrap_or(Json::Null);
     for a in view["arrays"].as_array_mut().into_iter().flatten() {
         let Some(array) = inv.arrays.iter().find(|x| a["name"] == x.name.as_str()) else {
             continue;
