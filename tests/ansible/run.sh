@@ -324,15 +324,15 @@ collection_builds_installs_and_runs() {
   for arch in aarch64 ppc64le; do
     for triple in "${arch/ppc64le/powerpc64le}-unknown-linux-musl" "${arch/ppc64le/powerpc64le}-unknown-linux-gnu"; do
       [ -x "$repo/target/$triple/release/mdtune" ] || continue
-      grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
-        grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt" ||
+      { grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
+        grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt"; } ||
         fail "target/$triple/release/mdtune exists but the collection lacks mdtune_$arch"
       echo "collection carries the $arch build"; break
     done
   done
   "$venv/bin/ansible-galaxy" collection install -p "$tmp/collections" "$tarball" || return 1
   "$venv/bin/ansible-doc" mdtune.mdraid.mdtune > "$tmp/cdoc.txt" || return 1
-  grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt" ||
+  { grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt"; } ||
     fail "ansible-doc mdtune.mdraid.mdtune does not render"
   local r; r=$(newroot collection)
   ANSIBLE_LIBRARY='' play -i "$(inv collection "$r")" "$books/collection.yml"
@@ -343,8 +343,11 @@ t "8b. collection: release build, install, ansible-doc, FQCN, mdtune_info and pe
 # What Galaxy's importer does (galaxy_importer/loaders/doc_string.py): list the modules with
 # ansible-doc --list, then load each one's docs. A module the list drops shows on Galaxy as missing.
 ansible_doc_lists_every_module() {
-  local expected=(mdtune mdtune_info) arch
-  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  local expected=(mdtune mdtune_info) arch b
+  for b in "$coll/binaries"/mdtune-*; do
+    [ -e "$b" ] || continue
+    arch=${b##*/mdtune-}; expected+=("mdtune_$arch" "mdtune_info_$arch")
+  done
   ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -t module -l mdtune.mdraid > "$tmp/list.txt" 2>&1 || { cat "$tmp/list.txt"; return 1; }
   cat "$tmp/list.txt"
   ! grep -qiE 'WARNING|ERROR' "$tmp/list.txt" || fail "ansible-doc -l warned"
@@ -381,8 +384,11 @@ galaxy_importer_loads_every_module() {
   (cd "$out" && ANSIBLE_LIBRARY='' PATH=$gi/bin:$PATH GALAXY_IMPORTER_RUN_ANSIBLE_LINT=false \
     "$gi/bin/python3" -m galaxy_importer.main \
     "$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz)") || return 1
-  local expected=(mdtune mdtune_info) arch
-  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  local expected=(mdtune mdtune_info) arch b
+  for b in "$coll/binaries"/mdtune-*; do
+    [ -e "$b" ] || continue
+    arch=${b##*/mdtune-}; expected+=("mdtune_$arch" "mdtune_info_$arch")
+  done
   "$venv/bin/python3" - "$out/importer_result.json" "${expected[@]}" <<'PY'
 import json, sys
 result = json.load(open(sys.argv[1]))
@@ -440,13 +446,13 @@ build_ships_every_architecture() {
     machine=${t#*:}; t=${t%:*}
     mkdir -p "$fake/$t/release"
     cp "$repo/target/x86_64-unknown-linux-musl/release/mdtune" "$fake/$t/release/mdtune" || return 1
-    printf "\\x$machine\\x00" | dd of="$fake/$t/release/mdtune" bs=1 seek=18 conv=notrunc status=none
+    printf '%b' "\\x$machine\\x00" | dd of="$fake/$t/release/mdtune" bs=1 seek=18 conv=notrunc status=none
   done
   CARGO_TARGET_DIR=$fake MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build-arch" \
     --no-cargo || return 1
   local c=$tmp/build-arch/ansible_collections/mdtune/mdraid arch m
   for arch in x86_64 aarch64 ppc64le; do
-    cmp -s "$c/binaries/mdtune-$arch" "$fake/$(ls "$fake" | grep "^${arch/ppc64le/powerpc64le}-")/release/mdtune" ||
+    cmp -s "$c/binaries/mdtune-$arch" "$fake/${arch/ppc64le/powerpc64le}"-*/release/mdtune ||
       fail "binaries/mdtune-$arch is not the $arch build"
     for m in "mdtune_$arch" "mdtune_info_$arch"; do
       [ "$(readlink "$c/plugins/modules/$m")" = "../../binaries/mdtune-$arch" ] || fail "plugins/modules/$m does not link to the $arch build"
