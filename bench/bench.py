@@ -464,8 +464,8 @@ def per_task_table(per_task_plays, tasks, k, d, answer, extras, stats):
     what.update({m: f"mdtune `{label}` (answer {n} bytes)" for m, (label, n) in extras.items()})
     out = [(f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
             f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n"),
-           "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms "
-           "| CPU ms per task | CPU / floor |",
+           ("| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor "
+            "| over the floor ms | CPU ms per task | CPU / floor |"),
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     cpu = {m: (stats[f"{m}-x{k}"].cpu.median - stats[m].cpu.median) / (k - 1)
            for m in rows if m in stats and f"{m}-x{k}" in stats and k > 1}

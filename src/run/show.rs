@@ -4,6 +4,7 @@
 //! live value, a reshape, its container's mdmon, why it cannot be read; and the CPUs `auto`
 //! divides. `crate::view` turns it into text. Nothing is written: no lock, no file.
 
+use super::exit::Exit;
 use super::module::{open_root, tune, Refusal, RunError};
 use crate::host::{self, Scope};
 use crate::md::{kernel, Attr};
@@ -12,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 use std::path::Path;
 
 /// What `--show` prints, as JSON for `crate::view::host`, or why it cannot be had.
-pub fn show(root: &Path) -> Result<Json, (String, super::Exit)> {
+pub fn show(root: &Path) -> Result<Json, (String, Exit)> {
     gather(root).map_err(|e| (e.to_string(), e.exit()))
 }
 

@@ -6,7 +6,7 @@
 //! (`metadata_version`, every tunable's live value in `values`, `reshape`, `mdmon`,
 //! `unreadable`), and `host` (the CPUs `auto` divides).
 
-use super::{shown, sync, Table};
+use super::cells::{level, shown, sync, Table};
 use serde_json::Value as Json;
 use std::fmt::Write as _;
 
@@ -41,7 +41,10 @@ pub fn host(view: &Json) -> String {
         out.push('\n');
         array(&mut out, a);
     }
-    let warnings = view["warnings"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let warnings = view["warnings"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     if !warnings.is_empty() {
         out.push_str("\nwarnings:\n");
     }
@@ -56,7 +59,7 @@ fn array(out: &mut String, a: &Json) {
     if let Some(d) = a["devname"].as_str() {
         head.push(format!("/dev/md/{d}"));
     }
-    head.push(super::text::level(a));
+    head.push(level(a));
     head.push(shown(&a["array_state"]));
     if let Some(m) = a["metadata_version"].as_str().filter(|m| !m.is_empty()) {
         head.push(format!("metadata {m}"));
@@ -219,7 +222,9 @@ fn why(a: &Json, s: &Json) -> String {
     if let Some(h) = s["held_back"]["reason"].as_str() {
         // The first clause says what waits for what (`md5 is reshaping (sync_action is
         // reshape)`); the rest, why that matters, is in the report and the warnings.
-        let what = h.split_once("): ").map_or(h.to_string(), |(what, _)| format!("{what})"));
+        let what = h
+            .split_once("): ")
+            .map_or(h.to_string(), |(what, _)| format!("{what})"));
         why = format!("held back: {what}; {why}");
     }
     why

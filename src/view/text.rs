@@ -3,7 +3,7 @@
 //! what was rolled back, the warnings, then one row per array. It is rendered from the report's
 //! JSON, the very object the run prints without `--text`, so the two cannot disagree.
 
-use super::{cell, shown, Table};
+use super::cells::{cell, level, shown, sync, Table};
 use serde_json::Value as Json;
 use std::fmt::Write as _;
 
@@ -138,25 +138,11 @@ fn table(arrays: &[Json]) -> String {
             cell(&a["array_state"]),
             format!("{counted}/{}", members.len()),
             cell(&a["hw_queues"]),
-            super::sync(&a["sync"]),
+            sync(&a["sync"]),
             if a["compliant"] == true { "yes" } else { "no" }.into(),
         ]);
     }
     t.render()
-}
-
-/// The level, or `container` (external metadata) or `-` for what has none.
-pub(super) fn level(a: &Json) -> String {
-    match a["level"].as_str() {
-        Some(l) if !l.is_empty() => l.to_string(),
-        _ if a["metadata_version"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("external:")) =>
-        {
-            "container".into()
-        }
-        _ => "-".into(),
-    }
 }
 
 #[cfg(test)]
