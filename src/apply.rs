@@ -1,8 +1,9 @@
 //! Applying a plan: the only code that writes kernel values. Under the host lock its caller holds
-//! (`crate::run`), it writes each due value in plan order, reads it back, and on the first failure restores everything this run
-//! changed before reporting the failure: newest first, except that an array's
-//! `stripe_cache_size` is restored before its `preread_bypass_threshold` (the kernel refuses a
-//! threshold above the cache, so a run that lowered both must raise the cache back first).
+//! (`crate::run`), it writes each due value in plan order, reads it back, and on the first
+//! failure restores everything this run changed before reporting the failure, newest first. An
+//! array's `stripe_cache_size` and `preread_bypass_threshold`, written or restored, go in the
+//! order the values call for (`crate::plan::cache_order`): the kernel refuses a threshold above
+//! the cache in force, and a threshold above the cache is a state it allows (docs/reference.md §4).
 //!
 //! Invariants: a value already in place is never written (on Linux 6.7+ every write to
 //! `group_thread_cnt` or `skip_copy` suspends the array, and a `stripe_cache_size` write dirties
@@ -10,8 +11,8 @@
 //! is opened beneath `sys/` (the speed limits: beneath the root), and one whose path leads out
 //! of it is refused (docs/reference.md §4).
 
-use crate::md::{Attr, Kind, SpeedLimit, Value};
-use crate::plan::Plan;
+use crate::md::{kernel, Attr, Kind, SpeedLimit, Value};
+use crate::plan::{cache_order, CacheOrder, Plan};
 use crate::sys::{self, KernelFile, Root};
 use std::fmt;
 use std::io;
@@ -126,17 +127,19 @@ pub struct Write {
 }
 
 /// Every due write of a plan that is not held back, in order: arrays in plan order (each in
-/// attribute order), then the system limits.
+/// attribute order, its stripe cache and threshold as [`in_kernel_order`] puts them), then the
+/// system limits.
 pub fn writes(plan: &Plan) -> Vec<Write> {
     let md = plan.arrays.iter().flat_map(|a| {
-        a.changes.iter().filter(|c| c.is_write()).map(|c| Write {
+        let ws = a.changes.iter().filter(|c| c.is_write()).map(|c| Write {
             target: Target::Md {
                 array: a.name.clone(),
                 attr: c.attr,
             },
             before: c.before,
             after: c.after,
-        })
+        });
+        in_kernel_order(ws.collect(), true)
     });
     let limits = plan
         .limits
@@ -237,30 +240,94 @@ pub fn apply(
     outcome
 }
 
-/// The order a rollback restores `done` in: newest first, except that each array's
-/// `stripe_cache_size` comes before its `preread_bypass_threshold`, which the kernel caps at the
-/// cache (`kernel::PREREAD_CAPPED_BY`).
-pub(crate) fn rollback_order(done: Vec<Write>) -> Vec<Write> {
-    let mut order: Vec<Write> = done.into_iter().rev().collect();
-    let attr_of = |w: &Write, want: Attr| match &w.target {
+/// Puts each array's `stripe_cache_size` and `preread_bypass_threshold` writes in `ws` in an
+/// order whose every step the kernel accepts ([`cache_order`]), where the first of the two stood.
+/// `forward`: each write takes its target from `before` to `after` (a plan); otherwise from
+/// `after` back to `before` (a rollback, which writes `before`).
+fn in_kernel_order(mut ws: Vec<Write>, forward: bool) -> Vec<Write> {
+    let of = |w: &Write, want: Attr| match &w.target {
         Target::Md { array, attr } if *attr == want => Some(array.clone()),
         _ => None,
     };
-    let mut i = 0;
-    while i < order.len() {
-        if let Some(array) = attr_of(&order[i], Attr::PrereadBypassThreshold) {
-            let cache = (i + 1..order.len()).find(|&j| {
-                attr_of(&order[j], crate::md::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
-            });
-            if let Some(j) = cache {
-                let w = order.remove(j);
-                order.insert(i, w);
-                i += 1;
+    let mut arrays: Vec<String> = ws
+        .iter()
+        .filter_map(|w| of(w, kernel::PREREAD_CAPPED_BY))
+        .collect();
+    arrays.dedup();
+    for array in arrays {
+        let find =
+            |ws: &[Write], attr| ws.iter().position(|w| of(w, attr).as_ref() == Some(&array));
+        let (Some(c), Some(t)) = (
+            find(&ws, kernel::PREREAD_CAPPED_BY),
+            find(&ws, Attr::PrereadBypassThreshold),
+        ) else {
+            continue;
+        };
+        let (cache, threshold) = (ws[c].clone(), ws[t].clone());
+        let (now, to, wanted) = if forward {
+            (cache.before, cache.after, threshold.after)
+        } else {
+            (cache.after, cache.before, threshold.before)
+        };
+        let (Value::Int(now), Value::Int(to), Value::Int(wanted)) = (now, to, wanted) else {
+            continue;
+        };
+        let steps = match cache_order(now, to, wanted) {
+            CacheOrder::CacheFirst => vec![cache, threshold],
+            CacheOrder::ThresholdFirst => vec![threshold, cache],
+            CacheOrder::Through(v) => {
+                let via = Value::Int(v);
+                let (first, last) = if forward {
+                    let first = Write {
+                        after: via,
+                        ..cache.clone()
+                    };
+                    (
+                        first,
+                        Write {
+                            before: via,
+                            ..cache
+                        },
+                    )
+                } else {
+                    let first = Write {
+                        before: via,
+                        ..cache.clone()
+                    };
+                    (
+                        first,
+                        Write {
+                            after: via,
+                            ..cache
+                        },
+                    )
+                };
+                vec![first, threshold, last]
             }
+        };
+        let at = c.min(t);
+        ws.remove(c.max(t));
+        ws.remove(at);
+        for (i, w) in steps.into_iter().enumerate() {
+            ws.insert(at + i, w);
         }
-        i += 1;
     }
-    order
+    ws
+}
+
+/// The order a rollback restores `done` in: one restore per target, from its last value back to
+/// its first `before`, newest first, each array's stripe cache and threshold in an order the
+/// kernel accepts ([`in_kernel_order`]).
+pub(crate) fn rollback_order(done: Vec<Write>) -> Vec<Write> {
+    let mut order: Vec<Write> = Vec::new();
+    for w in done.into_iter().rev() {
+        match order.iter_mut().find(|o| o.target == w.target) {
+            // An earlier write of the same target: its `before` is the original.
+            Some(o) => o.before = w.before,
+            None => order.push(w),
+        }
+    }
+    in_kernel_order(order, false)
 }
 
 /// Restores `done` in [`rollback_order`].
@@ -329,6 +396,56 @@ mod tests {
         assert_eq!(
             names(&rollback_order(only_threshold)),
             ["md0: preread_bypass_threshold"]
+        );
+    }
+
+    fn int(array: &str, attr: Attr, before: u64, after: u64) -> Write {
+        Write {
+            before: Value::Int(before),
+            after: Value::Int(after),
+            ..md(array, attr)
+        }
+    }
+
+    /// `(attr, value written)` of each step.
+    fn steps(ws: &[Write], written: fn(&Write) -> Value) -> Vec<(String, Value)> {
+        ws.iter()
+            .map(|w| (w.target.to_string(), written(w)))
+            .collect()
+    }
+
+    #[test]
+    fn restores_keep_the_threshold_under_the_cache_in_force_at_every_step() {
+        use Attr::{PrereadBypassThreshold as T, StripeCacheSize as C};
+        let (cache, threshold) = ("md0: stripe_cache_size", "md0: preread_bypass_threshold");
+        // A run took cache 256 / threshold 1000 (the kernel allows it) to 4096 / 3000, then
+        // failed: the threshold goes back first.
+        let done = vec![int("md0", C, 256, 4096), int("md0", T, 1000, 3000)];
+        assert_eq!(
+            steps(&rollback_order(done), |w| w.before),
+            [
+                (threshold.into(), Value::Int(1000)),
+                (cache.into(), Value::Int(256))
+            ]
+        );
+        // A revert from 200 / 100 back to 256 / 1000: through a cache of 1000.
+        let revert = vec![int("md0", C, 200, 256), int("md0", T, 100, 1000)];
+        let ws = in_kernel_order(revert, true);
+        assert_eq!(
+            steps(&ws, |w| w.after),
+            [
+                (cache.into(), Value::Int(1000)),
+                (threshold.into(), Value::Int(1000)),
+                (cache.into(), Value::Int(256))
+            ]
+        );
+        // ... and its rollback: one restore per target, back to 200 / 100.
+        assert_eq!(
+            steps(&rollback_order(ws), |w| w.before),
+            [
+                (cache.into(), Value::Int(200)),
+                (threshold.into(), Value::Int(100))
+            ]
         );
     }
 }

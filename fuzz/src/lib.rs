@@ -336,7 +336,7 @@ pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
             inv.speed_limits.insert(limit, v);
         }
     }
-    inv.online_cpus = if u.ratio(3, 4)? {
+    inv.cpus.online = if u.ratio(3, 4)? {
         Some(*u.choose(QUEUES)?)
     } else {
         None

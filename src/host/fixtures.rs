@@ -60,7 +60,10 @@ pub(crate) fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
 pub(crate) fn host(arrays: Vec<Array>) -> Inventory {
     let mut inv = Inventory {
         arrays,
-        online_cpus: Some(32),
+        cpus: crate::host::Cpus {
+            online: Some(32),
+            ..Default::default()
+        },
         ..Inventory::default()
     };
     inv.speed_limits.insert(SpeedLimit::Min, Value::Int(1000));

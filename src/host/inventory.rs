@@ -1,13 +1,15 @@
 //! The live host, read only: every md array under the root with its level, state, members (their
 //! roles and hardware queues come from [`super::topology`]), the tunable values in force, the
 //! sync progress, whether it reshapes, and for external-metadata arrays whether mdmon runs for
-//! the container. Also the system facts `auto` needs: online CPUs and possible NUMA nodes.
+//! the container. Also the system facts `auto` needs, read once per run ([`super::cpus`]): the
+//! CPUs open to the raid5 workqueue and the NUMA nodes with CPUs.
 //!
 //! An array that cannot be read as the kernel prints it (an empty read, EBUSY from an array being
 //! stopped, a value the kernel would not print) is kept with [`Array::unreadable`] saying why, so
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
+use super::cpus::Cpus;
 use super::device::Devices;
 use super::topology::Topology;
 use crate::md::{Attr, Family, Kind, SpeedLimit, Value};
@@ -161,9 +163,8 @@ pub struct Inventory {
     pub arrays: Vec<Array>,
     /// The system speed limits that were asked to be read (C ints: they may be negative).
     pub speed_limits: BTreeMap<SpeedLimit, Value>,
-    pub online_cpus: Option<u64>,
-    /// `sys/devices/system/node/possible` counted; `None` when absent (one node).
-    pub possible_nodes: Option<u64>,
+    /// The CPUs and nodes `auto`'s default ceiling comes from.
+    pub cpus: Cpus,
 }
 
 /// What to read beyond the arrays themselves.
@@ -226,19 +227,6 @@ fn md_name(name: &str) -> bool {
     name.starts_with("md")
 }
 
-/// A CPU or node list file under `sys/devices/system/`, counted.
-fn count_list(
-    sys: &Dir,
-    root: &Root,
-    dir: &str,
-    file: &str,
-) -> Result<Option<u64>, InventoryError> {
-    match sys.follow(dir, root.sys()) {
-        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| crate::md::parse_cpu_list(&t))),
-        Err(_) => Ok(None),
-    }
-}
-
 /// Reads the host under `root`.
 pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory::default();
@@ -258,8 +246,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(sys) = root.sys_dir() else {
         return Ok(inv);
     };
-    inv.online_cpus = count_list(&sys, root, sys::SYS_CPU, "online")?;
-    inv.possible_nodes = count_list(&sys, root, sys::SYS_NODE, "possible")?;
+    inv.cpus = super::cpus::read(&sys, root);
     let Ok(block) = sys.follow("block", root.sys()) else {
         return Ok(inv);
     };

@@ -6,15 +6,20 @@
 //! - a partition (it has a `partition` file) is replaced by its disk, its parent directory,
 //!   wherever it sits: an md member, under device-mapper, under a nested md array, or a
 //!   partition of an NVMe multipath head;
-//! - a device with entries in `slaves/` (device-mapper, a nested md array) is followed down
-//!   through all of them, even when it shows an `mq/` of its own (request-based dm-multipath's
-//!   `mq/0` says nothing about the hardware);
+//! - a nested md array is followed through its own counted members (`md/dev-*` with their
+//!   roles), not `slaves/`, which lists every bound rdev, spares and faulty ones too;
+//! - a device with entries in `slaves/` (device-mapper) is followed down through all of them,
+//!   even when it shows an `mq/` of its own (request-based dm-multipath's `mq/0` says nothing
+//!   about the hardware); a device-mapper device with an empty `slaves/` (a multipath map with
+//!   every path gone) has unknown queues;
 //! - a disk with `mq/` counts its numbered `mq/*` directories (from `mq/`'s link count, see
-//!   `crate::device`), except that a rotational disk counts as [`kernel::ROTATIONAL_QUEUES`];
+//!   `super::device`), except that a rotational SCSI disk counts as
+//!   [`kernel::ROTATIONAL_QUEUES`] (virtio-blk reads rotational too, and counts its `mq/`);
 //! - an NVMe multipath head (no `mq/`) is followed to its path devices `nvmeXcYnZ`.
 //!
 //! A member reached through several devices counts as the smallest of them. Only active members
-//! (a numeric `slot`, not faulty, not the journal) are counted; every member is reported.
+//! (a numeric `slot`, not faulty, not the journal) are counted, at every level; every member of
+//! the top array is reported.
 //!
 //! The output is a plain [`Member`] per member, which `plan` reads without touching a
 //! filesystem. Every read of a device goes through `crate::device`, which reaches it from `sys/`
@@ -110,7 +115,7 @@ impl Serialize for Role {
 pub struct Leaf {
     pub name: String,
     pub hw_queues: u64,
-    /// `queue/rotational` is 1: counted as one queue, whatever `mq/` shows.
+    /// A SCSI disk whose `queue/rotational` is 1: counted as one queue, whatever `mq/` shows.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rotational: bool,
     /// The numbered `mq/*` directories seen (differs from `hw_queues` when rotational).
@@ -265,13 +270,20 @@ impl<'a> Topology<'a> {
                 "{name}: device stack deeper than {MAX_DEPTH}"
             )));
         }
-        let devices = &self.devices;
         // A partition anywhere in the stack: its queues are its disk's.
         if !whole {
-            if let Some(disk) = ok(devices.disk_of(dev))?.flatten() {
+            if let Some(disk) = ok(self.devices.disk_of(dev))?.flatten() {
                 return self.resolve(&disk, depth + 1, false).map_err(Why::Said);
             }
         }
+        // A nested md array: through its own members and roles, not slaves/, where
+        // bind_rdev_to_array links every rdev, spares and faulty ones included.
+        if name.starts_with("md") {
+            if let Some(leaves) = self.nested(dev, depth)? {
+                return Ok(leaves);
+            }
+        }
+        let devices = &self.devices;
         // Stacked devices (dm, nested md): follow slaves even if an mq/ is shown.
         let lower = ok(devices.list(dev, "slaves"))?.unwrap_or_default();
         if !lower.is_empty() {
@@ -281,13 +293,25 @@ impl<'a> Topology<'a> {
                 .collect();
             return self.resolve_all(name, lower, depth);
         }
+        // A dm device with nothing below: its own mq/ is dm_mq_nr_hw_queues, not hardware.
+        if name.starts_with(kernel::DM_PREFIX) {
+            return Err(Why::Said(format!(
+                "{name} is a device-mapper device with nothing in slaves/ (a multipath map with \
+                 every path gone?): its own mq/ is no hardware count"
+            )));
+        }
         let (entries, dirs) =
             ok(devices.count(dev, "mq", |d| d.parse::<u32>().is_ok()))?.unwrap_or_default();
         if entries > 0 {
+            // Rotational counts as one queue on SCSI disks only (their device has scsi_disk/):
+            // virtio-blk reads rotational 1 and has a hardware queue per virtqueue.
             let rotational = ok(devices.read(dev, "queue/rotational"))?
                 .flatten()
                 .as_deref()
-                == Some("1");
+                == Some("1")
+                && !ok(devices.list(dev, "device/scsi_disk"))?
+                    .unwrap_or_default()
+                    .is_empty();
             let hw_queues = if rotational {
                 kernel::ROTATIONAL_QUEUES
             } else {
@@ -315,6 +339,39 @@ impl<'a> Topology<'a> {
         Err(Why::Said(format!(
             "{name} has no mq/, no slaves/ and no NVMe paths"
         )))
+    }
+
+    /// The leaves of a nested md array `dev` through its counted members (`md/dev-*` with their
+    /// roles, as for the top array); `None` when md lists no member (then `slaves/` tells).
+    fn nested(&mut self, dev: &Device, depth: usize) -> Result<Option<Vec<Leaf>>, Why> {
+        let entries = ok(self.devices.list(dev, "md"))?.unwrap_or_default();
+        let listed: Vec<&str> = entries
+            .iter()
+            .filter_map(|e| e.strip_prefix("dev-"))
+            .collect();
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        let file = |m: &str, f: &str| {
+            let text = self.devices.read(dev, &format!("md/dev-{m}/{f}"));
+            text.ok().flatten()
+        };
+        let counted: Vec<String> = listed
+            .into_iter()
+            .filter(|m| {
+                let role = Role::from_md(file(m, "state").as_deref(), file(m, "slot").as_deref());
+                role.not_counted().is_none()
+            })
+            .map(String::from)
+            .collect();
+        if counted.is_empty() {
+            return Err(Why::Said(format!("{}: no active member", dev.name)));
+        }
+        let lower = counted
+            .iter()
+            .map(|m| (self.devices.below(dev, &format!("md/dev-{m}/block"), m), m))
+            .collect();
+        self.resolve_all(&dev.name, lower, depth).map(Some)
     }
 
     /// Resolves every lower device of `name` (each reached, or not, from its link); the result

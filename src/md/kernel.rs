@@ -12,19 +12,34 @@ use super::attr::Attr;
 /// above 8192).
 pub(crate) const GROUP_THREAD_CNT_MAX: u64 = 8192;
 
-/// How many worker groups the kernel starts for one `group_thread_cnt` value: one group per
-/// *possible* NUMA node (`alloc_thread_groups`: `num_possible_nodes()` groups of `cnt` workers).
-/// So the sensible default ceiling for `auto` is the online CPUs divided by the possible nodes,
-/// at least 1: more per node oversubscribes the CPUs.
-pub(crate) fn threads_per_node(online_cpus: u64, possible_nodes: u64) -> u64 {
-    (online_cpus / possible_nodes.max(1)).max(1)
+/// How many workers of one `group_thread_cnt` value can run at once, per node: the kernel
+/// allocates `cnt` workers for every *possible* node (`alloc_thread_groups`), but
+/// `raid5_wakeup_stripe_thread` queues a stripe's work only on the group of the node of the CPU
+/// that submitted it (`cpu_to_group` is `cpu_to_node`), so the groups of nodes without CPUs
+/// never run; and the workers run on the `raid5wq` workqueue, which is unbound, so only on the
+/// CPUs open to unbound work (`wq_unbound_cpumask`: never an `isolcpus=` CPU). The default
+/// ceiling of `auto` is those CPUs divided by the nodes with CPUs, at least 1 (every kernel
+/// since group_thread_cnt came in 3.12; the CPU-less nodes of CXL windows are possible nodes
+/// since 5.17).
+pub(crate) fn threads_per_node(cpus: u64, nodes_with_cpus: u64) -> u64 {
+    (cpus / nodes_with_cpus.max(1)).max(1)
 }
 
-/// A rotational disk counts as this many queues whatever its `mq/` shows: every LUN of a SCSI
-/// host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
+/// A rotational SCSI disk counts as this many queues whatever its `mq/` shows: every LUN of a
+/// SCSI host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
 /// `Scsi_Host`, shared by all its LUNs on mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which
-/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`).
+/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`). Only
+/// SCSI disks (their `device` has `scsi_disk/`): virtio-blk reads rotational 1 on every kernel
+/// (it never clears the flag up to 6.10, and the 6.11 queue-limits rework keeps the default
+/// rotational), yet each of its `mq/` entries is a virtqueue of its own (`virtblk_probe`:
+/// `nr_hw_queues = num_vqs`).
 pub(crate) const ROTATIONAL_QUEUES: u64 = 1;
+
+/// Device-mapper names every device `dm-<minor>` (`alloc_dev`). A request-based dm device
+/// (multipath) has an `mq/` of its own, `dm_mod.dm_mq_nr_hw_queues` entries (default 1), which
+/// is no hardware count: with nothing in its `slaves/` (a multipath map whose paths are all
+/// gone, I/O queued by `queue_if_no_path`) its queues are unknown.
+pub(crate) const DM_PREFIX: &str = "dm-";
 
 /// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
 /// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`). A
@@ -41,8 +56,10 @@ pub(crate) const WAITS_FOR_MDMON: Attr = Attr::StripeCacheSize;
 /// lowers `stripe_cache_size` while an array reshapes.
 pub(crate) const RESHAPE_STRIPES_PER_CHUNK: u64 = 4;
 
-/// `preread_bypass_threshold` may not exceed the stripe cache (`raid5_store_preread_threshold`:
-/// EINVAL above `min_nr_stripes`), so `stripe_cache_size` is written first, and restored first.
+/// `preread_bypass_threshold` may not exceed the stripe cache in force when it is written
+/// (`raid5_store_preread_threshold`: EINVAL above `min_nr_stripes`), while a cache write never
+/// looks at the threshold (`raid5_set_cache_size`), so a threshold above the cache is a state
+/// the kernel allows. Writes of both are ordered from the values (`crate::plan::cache_order`).
 pub(crate) const PREREAD_CAPPED_BY: Attr = Attr::StripeCacheSize;
 
 /// `sync_speed_min`/`_max` and `/proc/sys/dev/raid/speed_limit_*` are C ints printed with `%d`

@@ -3,12 +3,14 @@
 //! I/O and no decisions: every step above names md things with these types.
 
 mod attr;
+mod cpus;
 pub(crate) mod kernel;
 mod uuid;
 mod values;
 
 pub(crate) use attr::Family;
 pub use attr::{Attr, Kind, SpeedLimit};
+pub(crate) use cpus::CpuSet;
 pub(crate) use uuid::uuid_hex;
 pub(crate) use values::kernel_text;
 pub use values::{parse_cpu_list, parse_progress, parse_value, Value};

@@ -10,10 +10,10 @@
 //! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
 //! mdmon) is planned but held back: see [`super::hold`].
 
-use super::auto::{auto_threads, Cpus};
+use super::auto::auto_threads;
 use super::hold;
 use super::model::{ArrayPlan, Change, LimitChange, Plan, PlanError, Skip, Source};
-use crate::host::{Array, Inventory};
+use crate::host::{Array, Cpus, Inventory};
 use crate::md::{Attr, Value};
 use crate::spec::{AutoParams, Entry, NameSelector, Spec, Want};
 use std::collections::BTreeMap;
@@ -60,12 +60,14 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         });
         // An entry's "auto" takes min/max/combine from the thread policy object too.
         let auto = &spec.thread_policy.auto;
-        let cpus = Cpus {
-            online: inv.online_cpus,
-            nodes: inv.possible_nodes,
-        };
-        plan.arrays
-            .push(plan_array(i, array, &wish, auto, cpus, &mut plan.warnings)?);
+        plan.arrays.push(plan_array(
+            i,
+            array,
+            &wish,
+            auto,
+            &inv.cpus,
+            &mut plan.warnings,
+        )?);
     }
     for (&limit, &after) in &spec.speed_limits {
         let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
@@ -137,14 +139,15 @@ fn plan_array(
     array: &Array,
     wish: &BTreeMap<Attr, Wish>,
     auto: &AutoParams,
-    cpus: Cpus,
+    cpus: &Cpus,
     warnings: &mut Vec<String>,
 ) -> Result<ArrayPlan, PlanError> {
     let threads = auto_threads(&array.members, auto, cpus);
     let mut ap = ArrayPlan {
         array: index,
         name: array.name.clone(),
-        hw_queues: threads.as_ref().ok().map(|t| t.0),
+        hw_queues: threads.as_ref().ok().map(|t| t.queues),
+        why: None,
         changes: Vec::new(),
         skipped: Vec::new(),
     };
@@ -182,7 +185,10 @@ fn plan_array(
         let (after, source) = match w.want {
             Want::Value(v) => (v, w.source),
             Want::Auto => match &threads {
-                Ok((_, t)) => (Value::Int(*t), Source::Auto),
+                Ok(t) => {
+                    ap.why = Some(t.why.clone());
+                    (Value::Int(t.threads), Source::Auto)
+                }
                 Err(why) => {
                     warnings.push(format!("{}: {attr} left unchanged: {why}", array.name));
                     ap.skipped.push(Skip {
@@ -299,10 +305,9 @@ mod tests {
             max: Some(9000),
             combine: Combine::Min,
         };
-        assert_eq!(
-            auto_threads(&[member("a", Some(10000))], &params, Cpus::default()),
-            Ok((10000, 8192))
-        );
+        let t = auto_threads(&[member("a", Some(10000))], &params, &Cpus::default()).unwrap();
+        assert_eq!((t.queues, t.threads), (10000, 8192));
+        assert!(t.why.ends_with("capped at the kernel's 8192"), "{}", t.why);
     }
 
     #[test]
@@ -562,14 +567,14 @@ mod tests {
     }
 
     #[test]
-    fn auto_max_defaults_to_online_cpus_per_possible_numa_node() {
+    fn auto_max_defaults_to_the_unbound_cpus_per_numa_node_with_cpus() {
         let mut inv = host(vec![raid("md0", "raid5", &[Some(64); 3])]);
-        inv.possible_nodes = Some(2);
+        inv.cpus.possible_nodes = Some(2);
         assert_eq!(
             threads(&run(json!({}), &inv).unwrap(), "md0"),
             Some(Value::Int(16))
         );
-        inv.possible_nodes = Some(64);
+        inv.cpus.possible_nodes = Some(64);
         assert_eq!(
             threads(&run(json!({}), &inv).unwrap(), "md0"),
             Some(Value::Int(1)),
@@ -580,6 +585,18 @@ mod tests {
             threads(&p, "md0"),
             Some(Value::Int(24)),
             "an explicit max wins"
+        );
+        // Nodes with CPUs win over possible ones; CPUs closed to unbound work do not count.
+        inv.cpus.nodes_with_cpus = Some(2);
+        inv.cpus.unbound = Some(24);
+        let p = run(json!({}), &inv).unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(12)));
+        assert_eq!(
+            p.arrays[0].why.as_deref(),
+            Some(
+                "64 hardware queues (min over 3 members), capped at 12 = 24 CPUs (32 online, \
+                 8 isolated) / 2 nodes with CPUs"
+            )
         );
     }
 

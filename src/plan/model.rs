@@ -109,6 +109,9 @@ pub struct ArrayPlan {
     pub name: String,
     /// The members' queues combined as the policy says, when every member's are known.
     pub hw_queues: Option<u64>,
+    /// Why `auto` decided the `group_thread_cnt` it did, when it decided one (the report's
+    /// per-setting `why`, docs/reference.md §3).
+    pub why: Option<String>,
     /// In write order.
     pub changes: Vec<Change>,
     pub skipped: Vec<Skip>,

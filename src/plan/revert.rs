@@ -56,6 +56,7 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> Plan {
             array: i,
             name: a.name.clone(),
             hw_queues: None,
+            why: None,
             changes: Vec::new(),
             skipped: Vec::new(),
         };

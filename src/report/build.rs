@@ -24,6 +24,9 @@ pub(crate) struct Setting {
     pub(crate) compliant: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) source: Option<Source>,
+    /// For a value `auto` decided: why, with the numbers (docs/reference.md §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) why: Option<String>,
     /// A due setting this run did not write, why, and the value a later run will write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) held_back: Option<HeldBack>,
@@ -191,6 +194,7 @@ pub fn build(
             changed,
             compliant: !due,
             source,
+            why: None,
             held_back: None,
         }
     };
@@ -210,6 +214,9 @@ pub fn build(
                 attr: c.attr,
             };
             let mut s = setting(t, c.before, c.after, Some(c.source));
+            if c.source == Source::Auto {
+                s.why.clone_from(&ap.why);
+            }
             // Held back: not written, so `after` is the value that stays in place.
             let after = match c.hold {
                 Some(hold) => {

@@ -17,4 +17,6 @@ pub(crate) use calls::have_openat2;
 pub(crate) use consts::{leads_out, EBUSY, ENODEV};
 pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;
-pub(crate) use root::{write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE};
+pub(crate) use root::{
+    write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,
+};

@@ -29,6 +29,9 @@ pub(crate) const TOP_LEVEL: [&str; 6] = ["sys", "proc", "dev", "etc", "run", "us
 /// Under `sys/`: the CPU and NUMA node lists that `auto`'s ceiling is computed from.
 pub(crate) const SYS_CPU: &str = "devices/system/cpu";
 pub(crate) const SYS_NODE: &str = "devices/system/node";
+/// Under `sys/`: the workqueues; `cpumask` is the kernel's mask for unbound work, and
+/// `raid5wq/cpumask` the raid5 workqueue's own (`WQ_SYSFS`).
+pub(crate) const SYS_WORKQUEUE: &str = "devices/virtual/workqueue";
 /// Under the root: udev's `NAME -> ../mdX` links, and its `md-uuid-<uuid> -> ../../mdX` links.
 pub(crate) const DEV_MD: &str = "dev/md";
 pub(crate) const DEV_BY_ID: &str = "dev/disk/by-id";

@@ -2,6 +2,7 @@
 //! interface (docs/reference.md) tested through the real binary on fake roots, except `faults`
 //! and `property`, which also drive the library face directly.
 
+mod auto_hosts;
 mod common;
 mod concurrency;
 mod confinement;

@@ -101,6 +101,10 @@ class Run:
     def queues(self, i):
         return int(self.fact(f"queues.{i}"))
 
+    def vd(self, serial):
+        """Kernel name of the virtio-blk disk with this serial (the auto boot)."""
+        return self.fact(f"vd.{serial}")
+
     def block(self, name):
         assert name in self.blocks, f"no {name} text recorded (guest stopped early?)"
         return self.blocks[name]
@@ -109,9 +113,28 @@ class Run:
         assert tag in self.runs, f"no mdtune run {tag!r} recorded (guest stopped early?)"
         return self.runs[tag]["rc"]
 
+    def housekeeping(self):
+        """The online CPUs the raid5 workqueue (unbound) may run on: those in the kernel's mask for
+        unbound work (workqueue/cpumask) and in raid5wq's own mask when they share any, else the
+        online ones that cpu/isolated does not list (docs/auto.md)."""
+        online = cpus(self.fact("online"))
+        unbound = bitmap(self.facts.get("wq.cpumask", ""))
+        if unbound is None:
+            return online - cpus(self.facts.get("cpu.isolated", ""))
+        own = bitmap(self.facts.get("wq.raid5wq", ""))
+        if own is not None and own & unbound:
+            unbound &= own
+        return online & unbound
+
+    def cpu_nodes(self):
+        """The NUMA nodes with CPUs (node/has_cpu), else the possible ones."""
+        return nodes(self.facts.get("nodes.has_cpu") or self.fact("nodes.possible"))
+
     def cap(self):
-        """auto's default max: online CPUs / possible NUMA nodes, at least 1 (contract 2)."""
-        return max(1, int(self.fact("cpus")) // nodes(self.fact("nodes.possible")))
+        """auto's default max (docs/reference.md §2): the housekeeping CPUs / the nodes with CPUs,
+        at least 1: the worker groups of CPU-less nodes never run (raid5_wakeup_stripe_thread
+        queues work for the submitting CPU's node), and unbound work avoids isolated CPUs."""
+        return max(1, len(self.housekeeping()) // self.cpu_nodes())
 
     def marks(self):
         """Kernel-log time marks (seconds) by name."""
@@ -133,6 +156,30 @@ def nodes(text):
         elif part:
             n += 1
     return max(n, 1)
+
+
+def cpus(text):
+    """The set of CPUs in a kernel CPU list such as "0-2,5" ("" and "(null)", which cpu/nohz_full
+    reads without nohz_full=, are none)."""
+    out = set()
+    if not re.fullmatch(r"[0-9,-]*", text.strip()):
+        return out
+    for part in text.strip().split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+def bitmap(text):
+    """The set of CPUs in a kernel cpumask in hex ("0f", "00000000,0000000f"), None if not one."""
+    text = text.strip().replace(",", "")
+    if not re.fullmatch(r"[0-9a-fA-F]+", text):
+        return None
+    mask = int(text, 16)
+    return {c for c in range(mask.bit_length()) if mask >> c & 1}
 
 
 def array(result, name):
@@ -378,6 +425,8 @@ def scenarios(run):
         r = run.result("s10b")
         expect(r.get("changed"), False, "second revert changed")
 
+    if run.phase == "auto":
+        return [("boot: guest ran all scenarios", boot)] + auto_checks(run)
     if run.phase == "second":
         return [("boot: guest ran all scenarios", boot),
                 ("layout: NVMe layout and queue counts as configured", layout)] + second_checks(run)
@@ -869,8 +918,107 @@ def second_checks(run):
         ("r2 reboot: udev assembled md1, md2 and the rule tuned them before the script looked", r2),
         ("r2 reboot: md0 assembled before udevd (as an initramfs does) tuned after coldplug", r2_initramfs),
         ("y1 auto on multipath heads: raw queue count through the paths", y1_raw),
-        ("y1 NUMA: default max = online CPUs / possible nodes", y1_numa),
+        ("y1 NUMA: default max = online CPUs / nodes with CPUs", y1_numa),
         ("y11 dm-linear and nested raid on partitions of multipath heads", y11),
+    ]
+
+
+def auto_checks(run):
+    """The auto boot: a CPU-less NUMA node, an isolated CPU, virtio-blk disks, roles inside nested
+    arrays, a multipath map with no paths, a revert ordered from the values (docs/auto.md)."""
+    def q(serial):
+        return int(run.fact(f"vdqueues.{serial}"))
+
+    def layout():
+        expect(run.fact("nodes.possible"), "0-1", "harness: node/possible")
+        expect(run.fact("nodes.has_cpu"), "0", "harness: node/has_cpu (node 1 has memory, no CPUs)")
+        expect(run.fact("online"), "0-4", "harness: cpu/online")
+        expect(run.fact("cpu.isolated"), "4", "harness: cpu/isolated (isolcpus=4)")
+        nohz = run.fact("cpu.nohz_full")
+        assert nohz in ("3", ""), f"harness: cpu/nohz_full {nohz!r} (nohz_full=3; empty without NO_HZ_FULL)"
+        # isolcpus= takes a CPU out of the kernel's mask for unbound work on every series;
+        # nohz_full= does on some (6.1, 6.12) and not on others (7.x): the mask decides.
+        unbound = bitmap(run.fact("wq.cpumask"))
+        assert unbound is not None and 4 not in unbound, f"harness: workqueue/cpumask {run.fact('wq.cpumask')!r}"
+        for serial, want in (("V0", 5), ("V3", 3), ("V5", 1)):
+            expect(q(serial), want, f"harness: virtqueues (mq/ entries) of {serial}")
+            expect(run.fact(f"vdrotational.{serial}"), "1", f"harness: virtio-blk {serial} queue/rotational")
+        assert run.fact("vddevice.V0").endswith(" virtio"), f"harness: vda's device: {run.fact('vddevice.V0')!r}"
+        assert "faulty" in run.fact("md32.roles") and "spare" in run.fact("md31.roles"), \
+            f"harness: roles md31 {run.fact('md31.roles')!r}, md32 {run.fact('md32.roles')!r}"
+        assert run.vd("V5") in run.fact("md31.slaves") and run.vd("V5") in run.fact("md32.slaves"), \
+            "harness: the spare and the failed member are in the nested arrays' slaves/"
+
+    def virtio():
+        r = run.result("a1")
+        want = auto_value(min(q(s) for s in ("V0", "V1", "V2")), 64)
+        assert want > 1, "harness: virtio-blk disks with one queue prove nothing"
+        s = setting(r, "md30", "group_thread_cnt")
+        expect(s.get("after"), want, "md30 group_thread_cnt after (virtio-blk counts its virtqueues)")
+        expect(run.val("a1.after", "md30/group_thread_cnt"), str(want), "kernel md30 group_thread_cnt")
+        for m in array(r, "md30").get("members", []):
+            expect(m.get("hw_queues"), want, f"md30 member {m.get('name')} hw_queues")
+            assert "note" not in m, f"md30 member counted as rotational: {m}"
+
+    def nested():
+        r = run.result("a1")
+        want = auto_value(min(q("V3"), q("V4")), 64)
+        expect(setting(r, "md33", "group_thread_cnt").get("after"), want,
+               "md33 group_thread_cnt after (the nested spare and failed member not counted)")
+        expect(run.val("a1.after", "md33/group_thread_cnt"), str(want), "kernel md33 group_thread_cnt")
+        expect(array(r, "md33").get("hw_queues"), want, "md33 hw_queues")
+
+    def ceiling():
+        r = run.result("a2")
+        cap = run.cap()
+        expect(cap, len(run.housekeeping()), "harness: CPUs open to unbound work / 1 node with CPUs")
+        assert cap != 5 // 2, "harness: the old rule (online / possible nodes) gives the same ceiling"
+        want = auto_value(min(q(s) for s in ("V0", "V1", "V2")), cap)
+        s = setting(r, "md30", "group_thread_cnt")
+        expect(s.get("after"), want, "md30 default auto")
+        expect(run.val("a2.after", "md30/group_thread_cnt"), str(want), "kernel md30 group_thread_cnt")
+        why = str(s.get("why"))
+        for part in (f"capped at {cap}", f"{cap} CPUs (5 online, {5 - cap} isolated)", "1 node with CPUs"):
+            assert part in why, f"md30 why does not say {part!r}: {why!r}"
+
+    def no_paths():
+        expect(run.fact("a3.slaves"), "", f"harness: slaves/ of {run.fact('a3.dm')} with no paths")
+        expect(run.fact("a3.mq"), "1", "harness: the map's own mq/ (dm_mq_nr_hw_queues)")
+        expect(run.val("a3.before", "md34/group_thread_cnt"), "2", "harness: md34 group_thread_cnt before")
+        r = run.result("a3")
+        expect(r.get("changed"), False, "changed")
+        expect(run.val("a3.after", "md34/group_thread_cnt"), "2", "kernel md34 group_thread_cnt (no write)")
+        warnings = json.dumps(r.get("warnings"))
+        assert "md34" in warnings and run.fact("a3.dm") in warnings, f"no warning naming md34 and the map: {warnings}"
+        m = array(r, "md34").get("members", [])[0]
+        expect(m.get("hw_queues"), None, f"md34 member {m.get('name')} hw_queues")
+
+    def revert_order():
+        expect([run.val("a4.before", f"md30/{a}") for a in ("stripe_cache_size", "preread_bypass_threshold")],
+               ["256", "1500"], "harness: md30 threshold above the cache (the kernel allows it)")
+        run.result("a4a")
+        expect([run.val("a4a.after", f"md30/{a}") for a in ("stripe_cache_size", "preread_bypass_threshold")],
+               ["4096", "3000"], "kernel md30 after tuning")
+        r = run.result("a4b")
+        expect(r.get("failed", False), False, "revert failed")
+        expect([run.val("a4b.after", f"md30/{a}") for a in ("stripe_cache_size", "preread_bypass_threshold")],
+               ["256", "1500"], "kernel md30 after the revert")
+        expect(run.val("a4b.after", "md33/group_thread_cnt"), "0", "kernel md33 group_thread_cnt after the revert")
+
+    def masks():
+        # What the kernel gives besides cpu/isolated, for docs/auto.md (not asserted).
+        INFO.append(f"info  {run.label:<32} auto masks: cpu/isolated {run.fact('cpu.isolated')!r}, "
+                    f"cpu/nohz_full {run.fact('cpu.nohz_full')!r}, workqueue/cpumask {run.fact('wq.cpumask')!r}, "
+                    f"raid5wq/cpumask {run.fact('wq.raid5wq')!r}")
+
+    return [
+        ("a0 layout: CPU-less node, isolated CPU, virtio-blk queues, nested roles", layout),
+        ("a1 virtio-blk: raid5 counts the virtqueues (rotational 1 is not a hard disk)", virtio),
+        ("a1 nested roles: raid5 over raid1 pairs, spare and failed member not counted", nested),
+        ("a2 ceiling: CPUs open to unbound work / nodes with CPUs, and why says so", ceiling),
+        ("a3 multipath map with no paths: no write, a warning", no_paths),
+        ("a4 revert restores a threshold above the restored cache", revert_order),
+        ("a5 masks recorded", masks),
     ]
 
 

@@ -7,10 +7,11 @@ Usage: initramfs.py --moddir DIR --cache DIR --mdtune BIN --floor BIN --out init
 The image holds busybox-static (/bin/busybox); mdadm and mdmon with mdadm's udev rules;
 systemd-udevd/udevadm (Debian's udev package) with its rules and helpers; dmsetup and strace; all
 with the libraries ldd lists (looked up first in the unpacked userland of the cache, so the host
-needs none of them installed); the md, raid1, raid10, raid456, dm and virtio-scsi modules with
-everything they depend on (read from each module's `depends=` field, decompressed when the kernel
-ships .ko.xz or .ko.zst, ordered so that every module comes after its dependencies; modules.dep is
-not needed, so the classic and the merged-/usr kernel layouts both work); the mdtune binary under
+needs none of them installed); the md, raid1, raid10, raid456, dm, dm-multipath (with
+round-robin), virtio-scsi and virtio-blk modules with everything they depend on (read from each
+module's `depends=` field, decompressed when the kernel ships .ko.xz or .ko.zst, ordered so
+that every module comes after its dependencies; modules.dep is not needed, so the classic and the
+merged-/usr kernel layouts both work); the mdtune binary under
 test and the floor program it is timed against in q15 (/usr/bin/sysfs_floor, static, built by
 run.sh from bench/floor/sysfs_floor.rs), /init and the guest scripts (guest/*.sh) from this
 directory. What a boot is told comes on the kernel command line, and the module list goes to
@@ -31,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Modules the scenarios need; their dependencies are added automatically.
 # virtio_pci (a module in 5.10 and 6.1) must come before virtio_scsi: it is what finds the device,
 # so no depends= field names it.
-WANTED = ["md-mod", "raid1", "raid10", "raid456", "dm-mod", "virtio_pci", "virtio_scsi", "sd_mod"]
+WANTED = ["md-mod", "raid1", "raid10", "raid456", "dm-mod", "virtio_pci", "virtio_scsi", "sd_mod",
+          "virtio_blk", "dm-multipath", "dm-round-robin"]
 
 
 def module_files(moddir):

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The VM suite: mdtune against real kernels. Boots every kernel that .ci/setup-vm.sh unpacked
 # (bullseye's 5.10, bookworm's 6.1, bookworm-backports' 6.12, trixie-backports' 7.x cloud kernels)
-# under QEMU (TCG), twice each, with one initramfs per kernel:
+# under QEMU (TCG), three times each, with one initramfs per kernel:
 #   first boot,  nvme_core.multipath=N (queues on /sys/block/nvme0n1/mq): 21 NVMe drives, three
 #                virtio-scsi disks (one rotational), the persistent /etc disk; tests/vm/guest/first.sh
 #                builds the arrays, runs every scenario, starts systemd-udevd for the udev ones and
 #                ends with persist;
 #   second boot, nvme_core.multipath=Y (queues on hidden path devices nvme0c0n1), two NUMA nodes:
 #                the same md member images and /etc disk (a real reboot); tests/vm/guest/second.sh
-#                lets udev assemble and tune the arrays, then runs what the multipath layout and NUMA need.
+#                lets udev assemble and tune the arrays, then runs what the multipath layout and NUMA need;
+#   auto boot,   a KVM guest's shape: 5 vCPUs on NUMA node 0, node 1 with memory and no CPUs,
+#                isolcpus=4 nohz_full=3, virtio-blk disks with 3 or 1 virtqueues, a fresh /etc disk;
+#                tests/vm/guest/auto.sh runs auto, a map with no paths and a revert (docs/auto.md).
 # tests/vm/check.py asserts on what the guests reported and prints "N passed, N failed".
 #
 # Needs: qemu-system-x86_64, the cache from .ci/setup-vm.sh, python3, mkfs.ext4 (e2fsprogs), the
@@ -16,7 +19,9 @@
 # (default <repo>/target/vm), MDTUNE_VM_TIMEOUT (seconds per boot, default 600), MDTUNE_VM_START_TIMEOUT (seconds until /init must speak, default 150), MDTUNE_VM_ONLY
 # (words: a series' exact name boots that series, any other word every series containing it, e.g.
 # "bookworm" only bookworm, "backports" both backports series, "bullseye trixie" two),
-# MDTUNE_VM_BIN (test this static binary instead of building one; for work on the harness),
+# MDTUNE_VM_BOOTS (which boots of each series, words among "first second auto", default all three;
+# second needs first), MDTUNE_VM_BIN (test this static binary instead of building one; for work on
+# the harness),
 # MDTUNE_VM_STRACE (series whose first boot measures query's time and system calls against the
 # floor program bench/floor/sysfs_floor.rs, default bookworm).
 set -Eeuo pipefail
@@ -127,6 +132,9 @@ second_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:2:2 MDT5:4:2 MDT6:4:0 MDT7
   MDT10:4:3 ETC0:1:0"
 # virtio-scsi disks (first boot): SCSI_ID:ROTATION_RATE:PARTITIONS (rate 1 = non-rotational).
 first_scsi="0:7200:2 1:1:2 2:1:0"
+# The auto boot: the /etc disk, and virtio-blk disks SERIAL:VIRTQUEUES:PARTITIONS (guest/auto.sh).
+auto_nvme="ETC0:1:0"
+auto_vd="V0:5:0 V1:5:0 V2:5:0 V3:3:2 V4:3:2 V5:1:2 V6:3:0 V7:3:0 V8:3:0"
 
 # watched CMD...: runs QEMU; exit 124 when it runs past $boot_timeout, 125 when the guest's /init
 # printed nothing to the results port within $start_timeout (the boot stalled before /init).
@@ -149,7 +157,16 @@ watched() {
 # boot SERIES ABI PHASE: one guest run; leaves console.log and results.log in $dir/PHASE.
 boot() {
   local series=$1 abi=$2 phase=$3
-  local dir=$work/$series mp=N nvme=$first_nvme scsi=$first_scsi numa=()
+  local dir=$work/$series mp=N nvme=$first_nvme scsi=$first_scsi vd="" smp=2 extra="" numa=()
+  if [ "$phase" = auto ]; then
+    # Node 1 has memory and no CPUs (CXL, PMem as memory): its worker group never runs. CPU 4
+    # is isolated (unbound work, the raid5 workqueue, avoids it) and CPU 3 nohz_full (avoided on
+    # 6.1 and 6.12; not on 7.x, and 5.10's cloud kernel has no NO_HZ_FULL). auto's ceiling: 3 or
+    # 4 CPUs / 1 node; the old rule gave 5 CPUs / 2 possible nodes = 2.
+    nvme=$auto_nvme scsi="" vd=$auto_vd smp=5 extra=" isolcpus=4 nohz_full=3"
+    numa=(-object 'memory-backend-ram,id=m0,size=768M' -object 'memory-backend-ram,id=m1,size=256M'
+          -numa 'node,nodeid=0,cpus=0-4,memdev=m0' -numa 'node,nodeid=1,memdev=m1')
+  fi
   if [ "$phase" = second ]; then
     mp=Y nvme=$second_nvme scsi=
     # Two NUMA nodes, one vCPU and half the memory each: the kernel starts group_thread_cnt
@@ -158,12 +175,12 @@ boot() {
           -numa 'node,nodeid=0,cpus=0,memdev=m0' -numa 'node,nodeid=1,cpus=1,memdev=m1')
   fi
   mkdir -p "$dir/$phase"
-  local args=() parts=0 n=0 s=0 spec serial q p img id rate
+  local args=() parts=0 n=0 s=0 v=0 spec serial q p img id rate
   for spec in $nvme; do
     IFS=: read -r serial q p <<<"$spec"
     img=$dir/$serial.img
     # The second boot keeps the members of md0-md2 and /etc; everything else is fresh.
-    if [ "$phase" = first ] || ! case $serial in MDT[0-7] | ETC0) true ;; *) false ;; esac; then
+    if [ "$phase" != second ] || ! case $serial in MDT[0-7] | ETC0) true ;; *) false ;; esac; then
       rm -f "$img" && truncate -s "${disk_mib}M" "$img"
       [ "$p" -eq 0 ] || mbr "$img" "$p"
       [ "$serial" != ETC0 ] || mkfs.ext4 -q -F -L mdtune-etc "$img"
@@ -184,17 +201,26 @@ boot() {
              -device "scsi-hd,bus=scsi0.0,scsi-id=$id,lun=0,drive=scsi$id,rotation_rate=$rate,serial=SCSI$id")
     done
   fi
+  for spec in $vd; do
+    IFS=: read -r serial q p <<<"$spec"
+    img=$dir/$serial.img
+    rm -f "$img" && truncate -s "${disk_mib}M" "$img"
+    [ "$p" -eq 0 ] || mbr "$img" "$p"
+    parts=$((parts + p)) v=$((v + 1))
+    args+=(-drive "if=none,id=$serial,file=$img,format=raw,cache=unsafe"
+           -device "virtio-blk-pci,drive=$serial,serial=$serial,num-queues=$q")
+  done
   # nvme.poll_queues=1 adds a queue beyond the CPU count, so "auto" (clamped to CPUs) and the raw
   # queue count differ. /init hands "module.param" words to insmod when a driver is a module.
   local cmdline="console=ttyS0 panic=-1 loglevel=4 printk.devkmsg=on nvme_core.multipath=$mp nvme.poll_queues=1"
-  cmdline+=" vm.phase=$phase vm.nvme=$n vm.scsi=$s vm.parts=$parts"
+  cmdline+="$extra vm.phase=$phase vm.nvme=$n vm.scsi=$s vm.vd=$v vm.parts=$parts"
   [ "$series" != "$strace_series" ] || cmdline+=" vm.strace=1"
   local t0=$SECONDS rc=0 cpu results=$dir/$phase/results.log
   for _ in 1 2; do
     : >"$results"
     # The CPU time QEMU used tells what the boot costs on a machine that nothing else loads.
     TIMEFORMAT='%U %S'
-    { time watched qemu-system-x86_64 -accel tcg,thread=multi -cpu max -M q35 -smp 2 -m 1G \
+    { time watched qemu-system-x86_64 -accel tcg,thread=multi -cpu max -M q35 -smp "$smp" -m 1G \
       -nodefaults -no-user-config -display none -monitor none -no-reboot \
       -serial "file:$dir/$phase/console.log" -serial "file:$results" \
       -kernel "$(kernel_file "$abi" vmlinuz)" -initrd "$dir/initrd.gz" -append "$cmdline" \
@@ -232,11 +258,13 @@ while read -r series abi <&3; do
   mkdir -p "$work/$series"
   python3 "$here/initramfs.py" --moddir "$(kernel_file "$abi" moddir)" --cache "$cache" --mdtune "$bin" \
     --floor "$floor" --out "$work/$series/initrd.gz" >"$work/$series/modules.txt"
-  boot "$series" "$abi" first
-  boot "$series" "$abi" second
+  for phase in ${MDTUNE_VM_BOOTS:-first second auto}; do
+    case $phase in first | second | auto) ;; *) echo "tests/vm: MDTUNE_VM_BOOTS: no boot $phase"; echo "0 passed, 1 failed"; exit 1 ;; esac
+    boot "$series" "$abi" "$phase"
+    runs+=("$work/$series/$phase")
+  done
   rm -f "$work/$series"/*.img
-  echo "tests/vm: $series ($abi): $((SECONDS - t_kernel)) s for the initramfs and both boots"
-  runs+=("$work/$series/first" "$work/$series/second")
+  echo "tests/vm: $series ($abi): $((SECONDS - t_kernel)) s for the initramfs and the boots"
 done 3<"$cache/kernels.list"
 [ ${#runs[@]} -gt 0 ] || { echo "tests/vm: MDTUNE_VM_ONLY=${MDTUNE_VM_ONLY:-} matched no kernel series"; echo "0 passed, 1 failed"; exit 1; }
 

@@ -14,7 +14,10 @@
 //! md gives it (active, rebuilding, spare, faulty, journal), `md/rdN` links for the slots,
 //! `md/reshape_position`, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
 //! External-metadata (IMSM) member arrays read an all-zero `md/uuid`; their mdmon is a pid file
-//! under `run/mdadm/` and a `proc/<pid>/comm`. NUMA nodes are `sys/devices/system/node/possible`.
+//! under `run/mdadm/` and a `proc/<pid>/comm`. NUMA nodes are `sys/devices/system/node/possible`
+//! and `has_cpu` (a CPU-less memory node is only in the first), isolated CPUs
+//! `sys/devices/system/cpu/isolated`. A SCSI disk's `device` link leads to its SCSI device (with
+//! `scsi_disk/`); a virtio-blk disk's to its virtio device, and it reads rotational 1.
 //!
 //! This is test support, not part of the tool: it panics on I/O errors.
 #![allow(dead_code)]
@@ -195,17 +198,67 @@ impl FakeRoot {
             format!("0-{}", cpus - 1)
         };
         write(&self.dir.join("sys/devices/system/cpu/online"), &online);
+        // The kernel always shows cpu/isolated (an empty line when no CPU is isolated) and,
+        // with NUMA, node/has_cpu next to node/possible.
+        write(&self.dir.join("sys/devices/system/cpu/isolated"), "");
         write(&self.dir.join("sys/devices/system/node/possible"), "0");
+        write(&self.dir.join("sys/devices/system/node/has_cpu"), "0");
     }
 
     /// `nodes` possible NUMA nodes (`0-<nodes-1>`); 0 removes the file (a kernel without NUMA).
+    /// Every node has CPUs (`node/has_cpu` is the same list).
     pub fn set_nodes(&self, nodes: u32) {
-        let path = self.dir.join("sys/devices/system/node/possible");
+        let node = self.dir.join("sys/devices/system/node");
         match nodes {
-            0 => fs::remove_file(path).unwrap(),
-            1 => write(&path, "0"),
-            n => write(&path, &format!("0-{}", n - 1)),
+            0 => {
+                let _ = fs::remove_file(node.join("possible"));
+                let _ = fs::remove_file(node.join("has_cpu"));
+            }
+            1 => self.set_numa("0", Some("0")),
+            n => {
+                let list = format!("0-{}", n - 1);
+                self.set_numa(&list, Some(&list));
+            }
         }
+    }
+
+    /// NUMA nodes as the kernel lists them: `node/possible` and `node/has_cpu` (`None` removes
+    /// it, as on kernels or roots without it). A node with memory and no CPUs (CXL memory,
+    /// Optane PMem onlined as memory, HBM in flat mode, a CFMWS window since 5.17) is in
+    /// `possible` but not in `has_cpu`.
+    pub fn set_numa(&self, possible: &str, has_cpu: Option<&str>) {
+        let node = self.dir.join("sys/devices/system/node");
+        write(&node.join("possible"), possible);
+        match has_cpu {
+            Some(list) => write(&node.join("has_cpu"), list),
+            None => {
+                let _ = fs::remove_file(node.join("has_cpu"));
+            }
+        }
+    }
+
+    /// `cpu/isolated`: the CPUs `isolcpus=` takes out of the scheduler's domains, as the
+    /// kernel lists them (`0-3,8`); `""` for none.
+    pub fn set_isolated(&self, list: &str) {
+        write(&self.dir.join("sys/devices/system/cpu/isolated"), list);
+    }
+
+    /// The kernel's mask for unbound work (`wq_unbound_cpumask`), as
+    /// `devices/virtual/workqueue/cpumask` prints it: hex, in comma-separated 32-bit groups
+    /// (`0000ffff,ffffffff`). isolcpus= takes CPUs out of it on every kernel, nohz_full= on some.
+    pub fn set_unbound_cpumask(&self, hex: &str) {
+        write(&self.dir.join("sys/devices/virtual/workqueue/cpumask"), hex);
+    }
+
+    /// The raid5 workqueue's own mask (`WQ_SYSFS`: `devices/virtual/workqueue/raid5wq/cpumask`,
+    /// there once raid456 is loaded); it runs on its CPUs within the unbound mask.
+    pub fn set_raid5wq_cpumask(&self, hex: &str) {
+        write(
+            &self
+                .dir
+                .join("sys/devices/virtual/workqueue/raid5wq/cpumask"),
+            hex,
+        );
     }
 
     /// An mdmon for `container`: `run/mdadm/<container>.pid` naming `pid`, whose
@@ -304,6 +357,40 @@ impl FakeRoot {
             host + 1
         ));
         self.block_dir(name, dir, Some(queues));
+        // The disk's `device` is its SCSI device (`H:C:T:L`), which has `scsi_disk/` and sits
+        // on the scsi bus.
+        let sdev = self
+            .device_dir(name)
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let hctl = format!("{host}:0:0:0");
+        link(&self.device_dir(name).join("device"), &sdev);
+        fs::create_dir_all(sdev.join("scsi_disk").join(&hctl)).unwrap();
+        link(&sdev.join("subsystem"), &self.dir.join("sys/bus/scsi"));
+        write(&sdev.join("vendor"), "ATA");
+        name.to_string()
+    }
+
+    /// A virtio-blk disk `vdX` with `queues` virtqueues (`virtblk_probe`: one hardware queue
+    /// per virtqueue, `virtio-blk-pci,num-queues=N`). virtio-blk reads `queue/rotational` 1
+    /// whatever backs it; its `device` is the virtio device (`virtioN`, on the virtio bus,
+    /// driver `virtio_blk`) under its PCI function, and there is no SCSI device.
+    pub fn virtio_blk(&mut self, name: &str, queues: u32) -> String {
+        let n = self.pci_slot;
+        let vdev = self.next_pci().join(format!("virtio{n}"));
+        write(&vdev.join("device"), "0x0002");
+        write(&vdev.join("vendor"), "0x1af4");
+        link(&vdev.join("subsystem"), &self.dir.join("sys/bus/virtio"));
+        link(
+            &vdev.join("driver"),
+            &self.dir.join("sys/bus/virtio/drivers/virtio_blk"),
+        );
+        self.block_dir(name, vdev.join("block").join(name), Some(queues));
+        write(&self.device_dir(name).join("queue/rotational"), "1");
+        link(&self.device_dir(name).join("device"), &vdev);
         name.to_string()
     }
 
@@ -348,6 +435,13 @@ impl FakeRoot {
             self.stack(&name, p);
         }
         name
+    }
+
+    /// A request-based dm-multipath map `dm-<n>` whose paths are all gone (a SAN or NVMe-oF
+    /// outage with `queue_if_no_path`, or a table with no path groups): it keeps its own
+    /// `mq/0` (`dm_mod.dm_mq_nr_hw_queues`, not hardware) and its `slaves/` is empty.
+    pub fn dm_multipath_no_paths(&mut self, n: u32) -> String {
+        self.dm_multipath(n, &[])
     }
 
     /// A bio-based device-mapper device (LVM linear, dm-crypt): no `mq/`, lower devices in

@@ -133,6 +133,8 @@ facts() {
   fact cpus "$(grep -c ^processor /proc/cpuinfo)"
   fact online "$(cat /sys/devices/system/cpu/online)"
   fact nodes.possible "$(cat /sys/devices/system/node/possible 2>&1)"
+  fact nodes.has_cpu "$(cat /sys/devices/system/node/has_cpu 2>/dev/null)"
+  fact cpu.isolated "$(cat /sys/devices/system/cpu/isolated 2>/dev/null)"
   fact multipath "$(cat /sys/module/nvme_core/parameters/multipath 2>&1)"
   find_disks
   fact paths "$(ls /sys/block | tr '\n' ' ')"

@@ -1,0 +1,395 @@
+//! `auto` on the hosts mdtune's users run (docs/auto.md, docs/reference.md §2, §3, §5), one test
+//! per rule, through the real binary on fake roots that mirror the kernel's sysfs: NUMA nodes
+//! without CPUs, isolated CPUs, virtio-blk disks, roles inside nested arrays, a multipath map
+//! whose paths are gone, restores ordered so the kernel accepts every step, and the `why` of
+//! every number `auto` decides.
+
+use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
+use crate::common::{run, run_unprivileged, scratch, Run};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+/// `arrays[md].settings.group_thread_cnt.after` of a check-mode run.
+fn threads(dir: &Path, input: Value) -> Value {
+    let mut input = input;
+    input["check_mode"] = json!(true);
+    let out = run(dir, input);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    out.setting("md0", "group_thread_cnt")["after"].clone()
+}
+
+/// md0, a raid5 over three NVMe drives of `queues` queues each.
+fn nvme_raid5(r: &mut FakeRoot, queues: u32) {
+    let d: Vec<String> = (0..3).map(|c| r.nvme(c, queues)).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
+}
+
+#[test]
+fn the_ceiling_divides_by_the_nodes_that_have_cpus_not_the_possible_ones() {
+    let dir = scratch("cpuless-nodes");
+    let mut r = FakeRoot::new(&dir, 64);
+    nvme_raid5(&mut r, 64);
+    // Two sockets of 32 CPUs, and two CPU-less nodes (CXL memory, PMem onlined as memory):
+    // raid5_wakeup_stripe_thread() queues work only for the submitting CPU's node, so the worker
+    // groups of the CPU-less nodes never run.
+    r.set_numa("0-3", Some("0-1"));
+    assert_eq!(threads(&dir, json!({})), 32, "64 CPUs / 2 nodes with CPUs");
+    // Without node/has_cpu, the possible nodes; without either, one node.
+    r.set_numa("0-3", None);
+    assert_eq!(
+        threads(&dir, json!({})),
+        16,
+        "no has_cpu: 64 CPUs / 4 possible"
+    );
+    r.set_nodes(0);
+    assert_eq!(threads(&dir, json!({})), 64, "neither file: one node");
+}
+
+#[test]
+fn isolated_cpus_do_not_count_toward_the_ceiling() {
+    let dir = scratch("isolated");
+    let mut r = FakeRoot::new(&dir, 8);
+    nvme_raid5(&mut r, 8);
+    // isolcpus=1-3: the raid5 workqueue is unbound and runs only on housekeeping CPUs.
+    r.set_isolated("1-3");
+    assert_eq!(threads(&dir, json!({})), 5, "8 online - 3 isolated");
+    // Both rules at once: 64 CPUs, 28 isolated, 2 nodes with CPUs and 2 without.
+    let dir = scratch("isolated-numa");
+    let mut r = FakeRoot::new(&dir, 64);
+    nvme_raid5(&mut r, 64);
+    r.set_numa("0-3", Some("0-1"));
+    r.set_isolated("2-15,34-47");
+    assert_eq!(threads(&dir, json!({})), 18, "(64 - 28) CPUs / 2 nodes");
+    // Every CPU isolated: still at least 1.
+    r.set_isolated("0-63");
+    assert_eq!(threads(&dir, json!({})), 1);
+}
+
+#[test]
+fn the_kernels_mask_for_unbound_work_decides_which_cpus_count() {
+    let dir = scratch("unbound-mask");
+    let mut r = FakeRoot::new(&dir, 8);
+    nvme_raid5(&mut r, 8);
+    // nohz_full=6-7 without isolcpus: cpu/isolated is empty, but on 6.1 and 6.12 the kernel
+    // keeps unbound work off those CPUs (and on 7.x it does not): its mask says which.
+    r.set_unbound_cpumask("3f");
+    assert_eq!(threads(&dir, json!({})), 6, "CPUs 0-5 in workqueue/cpumask");
+    // The mask wins over cpu/isolated, which it already reflects.
+    r.set_isolated("5");
+    r.set_unbound_cpumask("1f");
+    assert_eq!(threads(&dir, json!({})), 5);
+    // raid5wq's own mask narrows it, unless they share no CPU (then the kernel uses the
+    // unbound mask alone).
+    r.set_raid5wq_cpumask("0f");
+    assert_eq!(threads(&dir, json!({})), 4);
+    r.set_raid5wq_cpumask("c0");
+    assert_eq!(threads(&dir, json!({})), 5);
+    // Comma-separated 32-bit groups, more CPUs than online: only online ones count.
+    r.set_raid5wq_cpumask("ffffffff,ffffffff");
+    r.set_unbound_cpumask("00000000,00000000,0000000f");
+    assert_eq!(threads(&dir, json!({})), 4);
+}
+
+#[test]
+fn a_virtio_blk_disk_counts_its_virtqueues_though_it_reads_rotational() {
+    let dir = scratch("virtio-blk");
+    let mut r = FakeRoot::new(&dir, 16);
+    let vd: Vec<String> = ["vda", "vdb", "vdc"]
+        .iter()
+        .map(|n| r.virtio_blk(n, 4))
+        .collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&vd[0], &vd[1], &vd[2]]);
+    // Next to it, hard disks behind a shared-tag SCSI HBA still count as one queue each.
+    let hdd: Vec<String> = ["sda", "sdb", "sdc"].iter().map(|n| r.hdd(n, 16)).collect();
+    r.md(
+        "md1",
+        &MdSpec::level("raid5", 2),
+        &[&hdd[0], &hdd[1], &hdd[2]],
+    );
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["warnings"], json!([]), "{}", out.stdout);
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 4);
+    let m = &out.array("md0")["members"][0];
+    assert_eq!(m["hw_queues"], 4, "{m}");
+    assert!(m.get("note").is_none(), "{m}");
+    assert_eq!(out.setting("md1", "group_thread_cnt")["after"], 0);
+    assert_eq!(out.array("md1")["members"][0]["hw_queues"], 1);
+}
+
+#[test]
+fn a_nested_array_counts_only_its_own_active_members() {
+    let dir = scratch("nested-roles");
+    let mut r = FakeRoot::new(&dir, 64);
+    let nvme: Vec<String> = (0..4).map(|c| r.nvme(c, 8)).collect();
+    let spare = r.scsi("sda", 1);
+    let failed = r.scsi("sdb", 1);
+    // raid5 over two raid1 pairs of NVMe drives; one pair has a SATA hot spare, the other a
+    // failed SATA member (mdadm --fail, not yet removed): both are bound rdevs, so both are in
+    // the pair's slaves/.
+    r.md_with(
+        "md10",
+        &MdSpec::level("raid1", 10),
+        &[
+            (&nvme[0], Use::Active),
+            (&nvme[1], Use::Active),
+            (&spare, Use::Spare),
+        ],
+    );
+    r.md_with(
+        "md11",
+        &MdSpec::level("raid1", 11),
+        &[
+            (&nvme[2], Use::Active),
+            (&nvme[3], Use::Active),
+            (&failed, Use::Faulty),
+        ],
+    );
+    r.md("md0", &MdSpec::level("raid5", 1), &["md10", "md11"]);
+    let out = run(
+        &dir,
+        json!({"check_mode": true, "arrays": [{"name": "md0"}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["warnings"], json!([]), "{}", out.stdout);
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 8);
+    let md0 = out.array("md0");
+    assert_eq!(md0["hw_queues"], 8, "{md0}");
+    for m in md0["members"].as_array().unwrap() {
+        assert_eq!(m["hw_queues"], 8, "{m}");
+        let paths = m["paths"].to_string();
+        assert!(!paths.contains("sda") && !paths.contains("sdb"), "{m}");
+    }
+}
+
+#[test]
+fn a_stacked_device_with_no_paths_has_unknown_queues_and_nothing_is_written() {
+    let dir = scratch("no-paths");
+    let mut r = FakeRoot::new(&dir, 64);
+    let mp = r.dm_multipath_no_paths(0);
+    let a = r.nvme(1, 8);
+    let b = r.nvme(2, 8);
+    r.md("md0", &MdSpec::level("raid5", 1), &[&mp, &a, &b]);
+    r.set_md("md0", "group_thread_cnt", "4");
+    let out = run(&dir, json!({"arrays": [{"name": "md0"}]}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // A write would suspend the array and wait on the I/O the map queues.
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "4");
+    assert_eq!(out.json["changed"], false, "{}", out.stdout);
+    let warnings = out.json["warnings"].to_string();
+    assert!(
+        warnings.contains("md0") && warnings.contains("dm-0"),
+        "{warnings}"
+    );
+    let m = &out.array("md0")["members"][0];
+    assert_eq!(m["name"], "dm-0");
+    assert_eq!(m["hw_queues"], Value::Null, "{m}");
+    assert!(
+        m["problem"].as_str().unwrap_or("").contains("slaves"),
+        "{m}"
+    );
+}
+
+/// The md attribute writes a run makes, in order, as `(array, attr, value)`, from strace
+/// (`apt-get install strace`).
+fn md_writes(root: &Path, input: &Value) -> (Run, Vec<(String, String, String)>) {
+    let log = root.join("strace.log");
+    let mut input = input.clone();
+    input["root"] = Value::String(root.display().to_string());
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-y", "-qq", "-e", "trace=write", "-o"])
+        .arg(&log)
+        .args([crate::common::bin(), "-"]);
+    let out = crate::common::run_command(cmd, &input.to_string());
+    assert!(
+        log.exists(),
+        "strace did not run: apt-get install strace ({})",
+        out.stderr
+    );
+    let text = fs::read_to_string(&log).unwrap();
+    let mut writes = Vec::new();
+    for line in text.lines() {
+        // write(3</root/sys/devices/virtual/block/md0/md/stripe_cache_size>, "256", 3) = 3
+        let Some(start) = line.find("write(") else {
+            continue;
+        };
+        let rest = &line[start..];
+        let (Some(lt), Some(gt)) = (rest.find('<'), rest.find('>')) else {
+            continue;
+        };
+        let path = &rest[lt + 1..gt];
+        let Some((array, attr)) = path
+            .rsplit_once("/md/")
+            .map(|(dev, attr)| (dev.rsplit('/').next().unwrap_or(""), attr))
+        else {
+            continue;
+        };
+        let value = rest[gt..]
+            .split('"')
+            .nth(1)
+            .unwrap_or("")
+            .trim_end_matches("\\n")
+            .to_string();
+        writes.push((array.to_string(), attr.to_string(), value));
+    }
+    (out, writes)
+}
+
+/// Replays `writes` as the kernel takes them, from `cache` and `threshold` in force: a
+/// `preread_bypass_threshold` above the stripe cache in force is refused
+/// (`raid5_store_preread_threshold`: EINVAL); `raid5_set_cache_size` never looks at the
+/// threshold. Returns the first refused step.
+fn first_refused(
+    writes: &[(String, String, String)],
+    mut cache: u64,
+    mut threshold: u64,
+) -> Option<String> {
+    for (array, attr, value) in writes {
+        let v: u64 = value.parse().unwrap_or(u64::MAX);
+        match attr.as_str() {
+            "stripe_cache_size" => cache = v,
+            "preread_bypass_threshold" if v > cache => {
+                return Some(format!(
+                    "{array}: preread_bypass_threshold {v} above the stripe cache {cache} \
+                     in force (writes: {writes:?})"
+                ))
+            }
+            "preread_bypass_threshold" => threshold = v,
+            _ => {}
+        }
+    }
+    let _ = threshold;
+    None
+}
+
+#[test]
+fn a_revert_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
+    let dir = scratch("revert-order");
+    let mut r = FakeRoot::new(&dir, 8);
+    nvme_raid5(&mut r, 4);
+    // The kernel allows it: the threshold was set under a larger cache, then the cache lowered.
+    r.set_md("md0", "stripe_cache_size", "256");
+    r.set_md("md0", "preread_bypass_threshold", "1000");
+    let tune = json!({"thread_policy": "off", "arrays": [
+        {"name": "md0", "stripe_cache_size": 4096, "preread_bypass_threshold": 3000}]});
+    let (out, writes) = md_writes(&dir, &tune);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(first_refused(&writes, 256, 1000), None);
+    let (out, writes) = md_writes(&dir, &json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(!writes.is_empty(), "the revert wrote nothing");
+    assert_eq!(first_refused(&writes, 4096, 3000), None);
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
+    assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "1000");
+}
+
+#[test]
+fn a_rollback_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
+    for tool in ["setpriv", "chown"] {
+        assert!(
+            Command::new(tool).arg("--version").output().is_ok(),
+            "{tool} is missing: apt-get install util-linux coreutils"
+        );
+    }
+    let dir = scratch("rollback-order-values");
+    let mut r = FakeRoot::new(&dir, 8);
+    nvme_raid5(&mut r, 4);
+    let d: Vec<String> = (0..3).map(|c| format!("nvme{c}n1")).collect();
+    r.md("md1", &MdSpec::level("raid5", 2), &[&d[0], &d[1], &d[2]]);
+    r.set_md("md0", "stripe_cache_size", "256");
+    r.set_md("md0", "preread_bypass_threshold", "1000");
+    // md1's group_thread_cnt is root's and read only: its write, after md0's, gets EACCES.
+    let ok = Command::new("chown")
+        .args(["-R", "-h", "65534:65534"])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "chown failed: this test needs root");
+    let refused = r.md_attr("md1", "group_thread_cnt");
+    std::os::unix::fs::chown(&refused, Some(0), Some(0)).unwrap();
+    fs::set_permissions(
+        &refused,
+        std::os::unix::fs::PermissionsExt::from_mode(0o444),
+    )
+    .unwrap();
+    let input = json!({"root": dir, "thread_policy": "off", "arrays": [
+        {"name": "md0", "stripe_cache_size": 4096, "preread_bypass_threshold": 3000},
+        {"name": "md1", "group_thread_cnt": 2}]});
+    let out = run_unprivileged(&input);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    // From cache 4096 / threshold 3000 back to 256 / 1000: the threshold first (1000 fits under
+    // 4096), then the cache; the other way round the kernel refuses 1000 above 256.
+    assert_eq!(
+        out.rolled_back(),
+        ["md0 preread_bypass_threshold", "md0 stripe_cache_size"]
+    );
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
+    assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "1000");
+}
+
+#[test]
+fn every_setting_auto_decides_says_why_with_the_numbers() {
+    let dir = scratch("why");
+    let mut r = FakeRoot::new(&dir, 8);
+    let d: Vec<String> = (0..4).map(|c| r.nvme(c, 8)).collect();
+    r.md(
+        "md0",
+        &MdSpec::level("raid5", 1),
+        &[&d[0], &d[1], &d[2], &d[3]],
+    );
+    let sata: Vec<String> = ["sda", "sdb", "sdc"].iter().map(|n| r.scsi(n, 1)).collect();
+    r.md(
+        "md1",
+        &MdSpec::level("raid5", 2),
+        &[&sata[0], &sata[1], &sata[2]],
+    );
+    r.set_nodes(2);
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let s = out.setting("md0", "group_thread_cnt");
+    assert_eq!(s["after"], 4, "{s}");
+    assert_eq!(
+        s["why"],
+        "8 hardware queues (min over 4 members), capped at 4 = 8 CPUs / 2 nodes with CPUs",
+        "{s}"
+    );
+    let why = out.setting("md1", "group_thread_cnt")["why"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        why.starts_with("1 hardware queue (min over 3 members)") && why.contains('0'),
+        "{why}"
+    );
+    // Isolated CPUs and an explicit max are named too.
+    r.set_isolated("6-7");
+    let out = run(
+        &dir,
+        json!({"check_mode": true, "thread_policy": {"mode": "auto", "combine": "max"}}),
+    );
+    let why = out.setting("md0", "group_thread_cnt")["why"].clone();
+    assert_eq!(
+        why,
+        "8 hardware queues (max over 4 members), capped at 3 = 6 CPUs (8 online, 2 isolated) \
+         / 2 nodes with CPUs",
+    );
+    let out = run(
+        &dir,
+        json!({"check_mode": true, "thread_policy": {"mode": "auto", "max": 6}}),
+    );
+    let why = out.setting("md0", "group_thread_cnt")["why"].clone();
+    assert_eq!(
+        why,
+        "8 hardware queues (min over 4 members), capped at 6 = thread_policy.max"
+    );
+    // A fixed value is not auto's: no why.
+    let out = run(&dir, json!({"check_mode": true, "thread_policy": 2}));
+    assert!(
+        out.setting("md0", "group_thread_cnt").get("why").is_none(),
+        "{}",
+        out.stdout
+    );
+}
