@@ -1,13 +1,13 @@
 //! `mdtune --show` (docs/reference.md §1): the host as a person wants to see it, read only. It is
 //! the report of a `query` with the default input (every array, `thread_policy: auto`), read with
 //! every tunable, and beside each array what only the host knows: its metadata, every tunable's
-//! live value, a reshape, its container's mdmon, why it cannot be read; and the CPUs `auto`
-//! divides. `crate::view` turns it into text. Nothing is written: no lock, no file.
+//! live value, a reshape, its container's mdmon, why it cannot be read; and the CPUs and NUMA
+//! nodes `auto`'s ceiling comes from (the ceiling itself is in each `why`). `crate::view` turns it into text. Nothing is written: no lock, no file.
 
 use super::exit::Exit;
 use super::module::{open_root, tune, Refusal, RunError};
 use crate::host::{self, Scope};
-use crate::md::{kernel, Attr};
+use crate::md::Attr;
 use crate::spec::Spec;
 use serde_json::{json, Map, Value as Json};
 use std::path::Path;
@@ -48,11 +48,12 @@ fn gather(root: &Path) -> Result<Json, RunError> {
             });
         }
     }
-    let nodes = inv.possible_nodes.unwrap_or(1);
+    let c = &inv.cpus;
     view["host"] = json!({
-        "online_cpus": inv.online_cpus,
-        "nodes": nodes,
-        "cap": inv.online_cpus.map(|n| kernel::threads_per_node(n, nodes)),
+        "online_cpus": c.online,
+        "unbound_cpus": c.unbound,
+        "nodes_with_cpus": c.nodes_with_cpus,
+        "possible_nodes": c.possible_nodes,
     });
     Ok(view)
 }

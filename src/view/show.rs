@@ -4,7 +4,7 @@
 //! why; each tunable's live value and what `auto` would set, with why. Rendered from the report
 //! of a `query` with the default input, each array carrying what only the host knows beside it
 //! (`metadata_version`, every tunable's live value in `values`, `reshape`, `mdmon`,
-//! `unreadable`), and `host` (the CPUs `auto` divides).
+//! `unreadable`), and `host` (the CPUs and nodes `auto`'s ceiling comes from).
 
 use super::cells::{level, shown, sync, Table};
 use serde_json::Value as Json;
@@ -24,15 +24,7 @@ const TUNABLES: [&str; 7] = [
 /// The whole view.
 pub fn host(view: &Json) -> String {
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
-    let h = &view["host"];
-    let _ = writeln!(
-        out,
-        "host: {} CPUs online, {} NUMA node{} with CPUs: auto sets group_thread_cnt at most {}",
-        shown(&h["online_cpus"]),
-        shown(&h["nodes"]),
-        if h["nodes"] == 1 { "" } else { "s" },
-        shown(&h["cap"]),
-    );
+    out.push_str(&host_line(&view["host"]));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");
@@ -52,6 +44,31 @@ pub fn host(view: &Json) -> String {
         let _ = writeln!(out, "  {}", shown(w));
     }
     out
+}
+
+/// The CPUs and NUMA nodes `auto`'s ceiling comes from, as the kernel shows them.
+fn host_line(h: &Json) -> String {
+    let mut l = match h["online_cpus"].as_u64() {
+        Some(n) => format!("host: {n} CPUs online"),
+        None => "host: online CPUs unknown".into(),
+    };
+    if let Some(u) = h["unbound_cpus"]
+        .as_u64()
+        .filter(|u| Some(*u) != h["online_cpus"].as_u64())
+    {
+        let _ = write!(l, ", {u} of them open to the raid5 workers");
+    }
+    match (h["nodes_with_cpus"].as_u64(), h["possible_nodes"].as_u64()) {
+        (Some(n), Some(p)) if n != p => {
+            let _ = write!(l, "; {n} of {p} NUMA nodes have CPUs");
+        }
+        (Some(n), _) | (None, Some(n)) => {
+            let _ = write!(l, "; {n} NUMA node{}", if n == 1 { "" } else { "s" });
+        }
+        (None, None) => l.push_str("; no NUMA nodes listed (one node)"),
+    }
+    l.push('\n');
+    l
 }
 
 fn array(out: &mut String, a: &Json) {
@@ -237,7 +254,8 @@ mod tests {
 
     #[test]
     fn an_array_shows_its_members_as_a_tree_and_its_tunables_with_auto() {
-        let view = json!({"host": {"online_cpus": 64, "nodes": 2, "cap": 32}, "arrays": [{
+        let view = json!({"host": {"online_cpus": 64, "nodes_with_cpus": 2, "possible_nodes": 4},
+            "arrays": [{
             "name": "md0", "devname": "data", "level": "raid5", "array_state": "clean",
             "metadata_version": "1.2", "uuid": "a:b:c:d",
             "sync": {"action": "resync", "completed": [1, 4], "speed_kib_s": 100},
@@ -253,9 +271,7 @@ mod tests {
             "skipped": []}]});
         let t = host(&view);
         assert!(
-            t.contains(
-                "64 CPUs online, 2 NUMA nodes with CPUs: auto sets group_thread_cnt at most 32"
-            ),
+            t.contains("host: 64 CPUs online; 2 of 4 NUMA nodes have CPUs\n"),
             "{t}"
         );
         assert!(
