@@ -331,6 +331,12 @@ def bench_ansible(a, tmp, out):
     open(no_pad, "w").close()
     build_floor(os.path.join(d, "library", "size"), replay=empty_answer, pad=a.bin[0][1])
     build_floor(os.path.join(d, "library", "answer"), replay=answer, pad=no_pad)
+    # Further --bin builds (another branch, main) as their own modules, in the per-task table.
+    extras = {}
+    for label, path in a.bin[1:]:
+        m = "mdtune_" + re.sub(r"\W", "_", label)
+        shutil.copy(path, os.path.join(d, "library", m))
+        extras[m] = (label, len(run([path, os.path.join(d, "args.json")]).stdout))
     with open(os.path.join(d, "ansible.cfg"), "w") as f:
         f.write(ANSIBLE_CFG.format(tmp=d, here=a.here, python=os.path.join(venv_bin, "python")))
     with open(os.path.join(d, "hosts.ini"), "w") as f:
@@ -342,9 +348,9 @@ def bench_ansible(a, tmp, out):
         return MDTUNE_PLAY.format(tasks="".join(MDTUNE_TASK.format(module=m, n=i + 1, settings=settings)
                                                 for i in range(tasks)))
     # One task each for the whole-playbook comparison; k tasks each for the cost per task.
-    plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay")}
+    plays = {m: module_play(m, 1) for m in ("mdtune", "floor", "replay") + tuple(extras)}
     plays["shell"] = SHELL_PLAY.format(arrays=json.dumps(md_names(root)), settings=json.dumps(SETTINGS))
-    per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS}
+    per_task_plays = {f"{m}-x{k}": m for m in MODULE_CONTENDERS + tuple(extras)}
     plays.update({name: module_play(m, k) for name, m in per_task_plays.items()})
     for name, text in plays.items():
         with open(os.path.join(d, f"{name}.yml"), "w") as f:
@@ -372,14 +378,16 @@ def bench_ansible(a, tmp, out):
 
     # Warm-up (and proof that each one is converged): one run each, not counted.
     for name in plays:
-        if name in a.ansible_contenders.split(",") or per_task_plays.get(name) in a.ansible_contenders.split(","):
+        if (name.split("_")[0] in a.ansible_contenders.split(",")
+                or per_task_plays.get(name, "").split("_")[0] in a.ansible_contenders.split(",")):
             play(name)
     for v in task_times.values():
         v.clear()
     log(f"ansible: {a.ansible_contenders} x {a.ansible_rounds} rounds")
     wanted = a.ansible_contenders.split(",")
     names = [n for n in ("mdtune", "shell", "floor", "replay") if n in wanted]
-    names += [n for n, m in per_task_plays.items() if m in wanted]
+    names += [m for m in extras if "mdtune" in wanted]
+    names += [n for n, m in per_task_plays.items() if m.split("_")[0] in wanted]
     stats = side_by_side([(n, (lambda n=n: play(n))) for n in names], a.ansible_rounds,
                          before_each=lambda _: kernelize(root))
     tasks = {n: Stats(v) for n, v in task_times.items() if v}
@@ -429,13 +437,16 @@ def bench_ansible(a, tmp, out):
         goals.append(f"at least 8x faster than the shell idiom: playbook {s.median / m.median:.1f}x, "
                      f"tasks {ts.median / tm.median:.1f}x ({'met' if s.median / m.median >= 8 else 'NOT met'})")
     out.append("\nGoals: " + "; ".join(goals) + ". " + per_task + "\n")
-    out.extend(per_task_table(per_task_plays, tasks, k, d, answer))
+    out.extend(per_task_table(per_task_plays, tasks, k, d, answer, extras, stats))
     return stats, tasks
 
 
-def per_task_table(per_task_plays, tasks, k, d, answer):
+def per_task_table(per_task_plays, tasks, k, d, answer, extras, stats):
     """The cost of one task: plays of k identical tasks of each binary module, so Ansible's own
-    start-up and the play's spread weigh k times less than in a one-task play."""
+    start-up and the play's spread weigh k times less than in a one-task play. Where a module
+    also ran as a one-task play, its CPU per task is (CPU of the k-task play - CPU of the
+    one-task play) / (k - 1): Ansible's start-up cancels out, and CPU time is what a busy
+    machine disturbs least."""
     rows = {m: tasks[name] for name, m in per_task_plays.items() if name in tasks}
     if "floor" not in rows or "mdtune" not in rows:
         return []
@@ -450,18 +461,25 @@ def per_task_table(per_task_plays, tasks, k, d, answer):
         "size": "size: mdtune's size, the empty module's answer",
         "answer": f"answer: a {size(os.path.join(d, 'library', 'answer'))}-byte module printing mdtune's answer",
     }
+    what.update({m: f"mdtune `{label}` (answer {n} bytes)" for m, (label, n) in extras.items()})
     out = [(f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
             f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n"),
-           "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    for m in MODULE_CONTENDERS:
+           ("| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor "
+            "| over the floor ms | CPU ms per task | CPU / floor |"),
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    cpu = {m: (stats[f"{m}-x{k}"].cpu.median - stats[m].cpu.median) / (k - 1)
+           for m in rows if m in stats and f"{m}-x{k}" in stats and k > 1}
+    for m in MODULE_CONTENDERS + tuple(extras):
         if m in rows:
             st = rows[m]
+            c = (f"{cpu[m] * 1e3:.1f} | {cpu[m] / cpu['floor']:.2f}x" if m in cpu and cpu.get("floor")
+                 else "| ")
             out.append(f"| {what[m]} | {each[m] * 1e3:.1f} | {st.ms(0)} ({st.spread_ms(0)}) | "
-                       f"{each[m] / fl:.2f}x | {(each[m] - fl) * 1e3:+.1f} |")
+                       f"{each[m] / fl:.2f}x | {(each[m] - fl) * 1e3:+.1f} | {c} |")
     ratio = each["mdtune"] / fl
     line = (f"\nPer task within 1.15x of an empty binary module: {'met' if ratio <= 1.15 else 'NOT met'} "
-            f"({ratio:.2f}x, {(each['mdtune'] - fl) * 1e3:+.1f} ms)")
+            f"({ratio:.2f}x: {each['mdtune'] * 1e3:.1f} ms against {fl * 1e3:.1f} ms, "
+            f"{(each['mdtune'] - fl) * 1e3:+.1f} ms; mdtune's answer on this host: {size(answer)} bytes)")
     if "replay" in each:
         line += (f"; of the difference, a module of mdtune's size and answer accounts for "
                  f"{(each['replay'] - fl) * 1e3:+.1f} ms")
@@ -469,6 +487,16 @@ def per_task_table(per_task_plays, tasks, k, d, answer):
             line += (f" (the size alone {(each['size'] - fl) * 1e3:+.1f} ms, the answer alone "
                      f"{(each['answer'] - fl) * 1e3:+.1f} ms)")
         line += f", and mdtune's own run for {(each['mdtune'] - each['replay']) * 1e3:+.1f} ms"
+    for m, (label, n) in extras.items():
+        if m in each:
+            line += (f". `{label}` in the same run: {each[m] / fl:.2f}x ({each[m] * 1e3:.1f} ms, "
+                     f"answer {n} bytes)")
+    if "mdtune" in cpu and cpu.get("floor"):
+        line += (f". CPU per task (start-up cancelled): mdtune {cpu['mdtune'] / cpu['floor']:.2f}x "
+                 f"the empty module's ({cpu['mdtune'] * 1e3:.1f} against {cpu['floor'] * 1e3:.1f} ms)")
+        for m, (label, _) in extras.items():
+            if m in cpu:
+                line += f", `{label}` {cpu[m] / cpu['floor']:.2f}x"
     out.append(line + ".\n")
     return out
 

@@ -9,7 +9,8 @@
 //! plan --> apply         (writes, read-back, rollback; not in check mode or query)
 //!          persist       (the state that survives a reboot; the saved originals)
 //! all --> report         (pure: the one JSON object)
-//! run                    (one run start to end, --udev, the lock, the exit status)
+//! run                    (one run start to end, --udev, --show, the lock, the exit status)
+//! view                   (pure: the report and the host as text for a person, --text, --show)
 //! ```
 //!
 //! Under every step: [`md`], the md vocabulary (attributes, values, the kernel facts table), and
@@ -28,3 +29,4 @@ pub mod report;
 pub mod run;
 pub mod spec;
 pub mod sys;
+pub mod view;

@@ -1,13 +1,15 @@
 //! The `mdtune` command: reads the arguments (an Ansible args file, JSON on stdin, or `--udev`),
 //! runs [`mdtune::run`], prints exactly one JSON object on stdout and exits 0 (success), 1
 //! (failure) or 2 (unusable input). Nothing else is printed, and no panic reaches the caller
-//! without a JSON object.
+//! without a JSON object. For people, `--text` prints that object as text instead and
+//! `--show` prints the host, read only (`mdtune::view`).
 
 use mdtune::run::{self, failure, print_and_exit as print, Exit};
 
 use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::exit;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const HELP: &str = "\
 mdtune: idempotent tuning of Linux md RAID (group_thread_cnt from member hardware queues,
@@ -16,17 +18,35 @@ stripe cache, sync speed limits) for Ansible, Salt and people.
 usage:
   mdtune ARGS_FILE              read the JSON input from a file (how Ansible calls a module)
   mdtune [-]                    read the JSON input from stdin
+  mdtune --text ARGS_FILE | --text [-]
+                                the same run, its report printed as text for a person
+  mdtune --show [--root DIR]    show the host, read only: every array, its members and their
+                                hardware queues, each tunable's value and what auto would set
   mdtune --udev NAME [--root DIR]
                                 apply the persisted desired state to array NAME (udev rule)
   mdtune --help | --version
 
-The result is one JSON object on stdout. Exit status: 0 success (changed or not),
-1 failure, 2 unusable input. Input keys, output keys and examples: man mdtune,
-or docs/reference.md in the source.
+The result is one JSON object on stdout (text with --text and --show). Exit status:
+0 success (changed or not), 1 failure, 2 unusable input. Preview a run without writing:
+echo '{\"check_mode\": true}' | mdtune --text -
+Input keys, output keys and examples: man mdtune, or docs/reference.md in the source.
 ";
 
+/// How the run's one JSON object is printed: as it is, or with `--text` as text for a person.
+static AS_TEXT: AtomicBool = AtomicBool::new(false);
+
+/// Ends the run: its JSON object (or, with `--text`, that object as text) and the exit status.
+fn end(json: &str, code: Exit) -> ! {
+    if AS_TEXT.load(Ordering::Relaxed) {
+        let report = serde_json::from_str(json).unwrap_or_default();
+        print!("{}", mdtune::view::report(&report));
+        exit(code as i32)
+    }
+    print(&json, code as i32)
+}
+
 fn usage_error(msg: &str) -> ! {
-    print(&failure(msg), Exit::Input as i32)
+    end(&failure(msg).to_string(), Exit::Input)
 }
 
 /// The input text, read from `from` up to one byte past the limit, so that an endless or huge
@@ -51,9 +71,15 @@ fn read_input(from: impl Read, what: &str) -> String {
 
 fn main() {
     run::install_panic_hook();
+    // `--text` before a run's input prints its report for a person; the run is the same.
+    let mut args: Vec<_> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--text") {
+        AS_TEXT.store(true, Ordering::Relaxed);
+        args.remove(0);
+    }
     // Arguments that are not UTF-8 are unusable input, not a panic.
-    let args: Vec<String> = std::env::args_os()
-        .skip(1)
+    let args: Vec<String> = args
+        .into_iter()
         .map(|a| {
             a.into_string().unwrap_or_else(|a| {
                 usage_error(&format!(
@@ -64,6 +90,7 @@ fn main() {
         })
         .collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let as_text = AS_TEXT.load(Ordering::Relaxed);
     let text = match words.as_slice() {
         ["--help" | "-h"] => {
             print!("{HELP}");
@@ -73,13 +100,26 @@ fn main() {
             println!("mdtune {}", env!("CARGO_PKG_VERSION"));
             exit(0)
         }
+        ["--show"] | ["--show", "--root", _] | ["--root", _, "--show"] if !as_text => {
+            let root = words.iter().skip_while(|w| **w != "--root").nth(1);
+            match run::show(&PathBuf::from(root.unwrap_or(&"/"))) {
+                Ok(view) => {
+                    print!("{}", mdtune::view::host(&view));
+                    exit(0)
+                }
+                Err((msg, code)) => {
+                    eprintln!("mdtune --show: {msg}");
+                    exit(code as i32)
+                }
+            }
+        }
         ["--udev", name] => {
             let (json, code) = run::udev(name, &PathBuf::from("/"));
-            print(&json, code as i32)
+            end(&json, code)
         }
         ["--udev", name, "--root", root] | ["--root", root, "--udev", name] => {
             let (json, code) = run::udev(name, &PathBuf::from(root));
-            print(&json, code as i32)
+            end(&json, code)
         }
         [] | ["-"] => {
             if words.is_empty() && io::stdin().is_terminal() {
@@ -94,5 +134,5 @@ fn main() {
         _ => usage_error(&format!("unknown arguments {args:?} (mdtune --help)")),
     };
     let (json, code) = run::module(&text);
-    print(&json, code as i32)
+    end(&json, code)
 }

@@ -1,7 +1,8 @@
 //! One run, from input to report, and the edge that ends it (docs/reference.md §1): `module`
 //! validates the input and the root, reads the host, plans, takes the lock, reads and plans
 //! again, applies, persists or reverts, and builds the report; `udev` is the persisted rule's
-//! entry point; `revert` is `state: reverted`, `files` the removal of persisted files it shares
+//! entry point; `show` gathers what `mdtune --show` prints (a query, read
+//! only); `revert` is `state: reverted`, `files` the removal of persisted files it shares
 //! with `persist: false`; `lock` is the host-wide lock; `error` why a run stopped, `exit` the
 //! exit status, the failure object and the panic hook. Glue: each decision lives in the step
 //! named after it.
@@ -12,8 +13,10 @@ mod files;
 mod lock;
 mod module;
 mod revert;
+mod show;
 mod udev;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};
 pub use module::module;
+pub use show::show;
 pub use udev::udev;

@@ -5,6 +5,7 @@
 //! Meaning of `after` per setting: in check mode and `query`, the value the desired state wants;
 //! in a real run, the value in place when the run ended (the old one again after a rollback).
 
+use super::msg;
 use crate::apply::{NotRestored, Outcome, Target, Write};
 use crate::host::{Inventory, Member, Sync};
 use crate::md::Value;
@@ -164,14 +165,11 @@ impl Summary {
         }
     }
 
-    /// Adds `header: <changes>` (or `header: unchanged`) to the message and, when something
-    /// is due, a diff entry with every managed setting as context.
-    fn finish(self, header: &str, msgs: &mut Vec<String>, diff: &mut Vec<Diff>) {
+    /// When something is due, adds a diff entry with every managed setting as context.
+    fn finish(self, header: &str, diff: &mut Vec<Diff>) {
         if self.due.is_empty() {
-            msgs.push(format!("{header}: unchanged"));
             return;
         }
-        msgs.push(format!("{header}: {}", self.due.join(", ")));
         diff.push(Diff {
             before_header: header.to_string(),
             after_header: header.to_string(),
@@ -234,11 +232,13 @@ pub fn build(
 
     let mut arrays = Vec::new();
     let mut diff = Vec::new();
-    let mut msgs = Vec::new();
+    let mut lines = Vec::new();
     for ap in &plan.arrays {
         let a = &inv.arrays[ap.array];
         let mut settings = BTreeMap::new();
         let mut summary = Summary::default();
+        let compliant = ap.is_compliant() || spec.state == State::Reverted;
+        let mut line = msg::Line::new(&a.name, compliant);
         for c in &ap.changes {
             let t = Target::Md {
                 array: a.name.clone(),
@@ -259,8 +259,18 @@ pub fn build(
             // The diff shows what is (or would be) different: nothing after a full rollback.
             summary.add(c.attr.name(), c.before, s.after);
             settings.insert(c.attr.name(), s);
+            line.add(c.attr.name(), c.before, c.after, c.hold);
         }
-        summary.finish(&a.name, &mut msgs, &mut diff);
+        // Skipped with a warning: an array that cannot be read, queues that cannot be found.
+        if let Some(why) = &a.unreadable {
+            line.skipped("", why);
+        } else {
+            for s in ap.skipped.iter().filter(|s| s.source == Source::Auto) {
+                line.skipped(s.setting.name(), &s.reason);
+            }
+        }
+        lines.push(line);
+        summary.finish(&a.name, &mut diff);
         arrays.push(ArrayReport {
             name: a.name.clone(),
             devname: a.devnames.first().cloned(),
@@ -283,18 +293,29 @@ pub fn build(
         summary.add(l.limit.name(), l.before, s.after);
         system.insert(l.limit.name(), s);
     }
-    if !plan.limits.is_empty() {
-        summary.finish("system", &mut msgs, &mut diff);
+    let quiet = match spec.state {
+        State::Reverted => "at their saved values",
+        _ => "compliant",
+    };
+    let (mut msgs, rest) = msg::arrays(&lines, quiet);
+    if !summary.due.is_empty() {
+        msgs.push(format!("system: {}", summary.due.join(", ")));
     }
+    msgs.extend(rest);
+    summary.finish("system", &mut diff);
     let files = persist.files.join(", ");
     let removing = spec.persist == Some(false);
     if !files.is_empty() {
         msgs.push(match (spec.state, real_run) {
-            (State::Reverted, true) => format!("removed {files}"),
-            (State::Reverted, false) => format!("would remove {files}"),
+            (State::Reverted, true) => format!("removed {}", msg::removed(&persist.files)),
+            (State::Reverted, false) => format!("would remove {}", msg::removed(&persist.files)),
             (State::Query, _) => format!("persist due: {files}"),
-            (State::Present, true) if removing => format!("removed {files}"),
-            (State::Present, false) if removing => format!("would remove {files}"),
+            (State::Present, true) if removing => {
+                format!("removed {}", msg::removed(&persist.files))
+            }
+            (State::Present, false) if removing => {
+                format!("would remove {}", msg::removed(&persist.files))
+            }
             (State::Present, true) => format!("persisted {files}"),
             (State::Present, false) => format!("would persist {files}"),
         });

@@ -1,0 +1,165 @@
+//! The `msg` of a report (docs/reference.md §3): one line a person reads first. It names only
+//! the arrays that need a look: those that changed (or would, or are due), whose settings are
+//! held back (each with a short why), that were skipped with a warning, or that are not
+//! compliant for another reason; the rest are counted (`12 arrays compliant`). Revert names the
+//! arrays and settings it restores and says what it removed by what it is, not by path. Pure.
+
+use crate::md::Value;
+use crate::plan::Hold;
+
+/// What the message says about one array.
+#[derive(Debug, Default)]
+pub(super) struct Line {
+    name: String,
+    /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`.
+    what: Vec<String>,
+    compliant: bool,
+}
+
+impl Line {
+    pub(super) fn new(name: &str, compliant: bool) -> Line {
+        Line {
+            name: name.to_string(),
+            compliant,
+            what: Vec::new(),
+        }
+    }
+
+    /// A managed setting: named when it is due, with why when it is held back.
+    pub(super) fn add(&mut self, attr: &str, before: Value, after: Value, held: Option<Hold>) {
+        match held {
+            Some(h) => self.what.push(format!(
+                "{attr} {before} -> {after} held back ({})",
+                short(h)
+            )),
+            None if before != after => self.what.push(format!("{attr} {before} -> {after}")),
+            None => {}
+        }
+    }
+
+    /// Something skipped with a warning: the array (`what` empty) or one setting.
+    pub(super) fn skipped(&mut self, what: &str, why: &str) {
+        let why = why.strip_prefix(&format!("{}: ", self.name)).unwrap_or(why);
+        self.what.push(match what {
+            "" => format!("skipped: {why}"),
+            w => format!("{w} skipped: {why}"),
+        });
+    }
+
+    /// The part of the message for this array, or `None` when it only counts.
+    fn part(&self) -> Option<String> {
+        match (self.what.is_empty(), self.compliant) {
+            (true, true) => None,
+            (true, false) => Some(format!("{}: not compliant", self.name)),
+            (false, _) => Some(format!("{}: {}", self.name, self.what.join(", "))),
+        }
+    }
+}
+
+/// Why a setting waits, in a word or two (the report's `held_back.reason` has the whole story).
+fn short(h: Hold) -> &'static str {
+    match h {
+        Hold::Reshape => "reshape",
+        Hold::NoMdmon => "no mdmon",
+        Hold::AfterStripeCache => "waits for stripe_cache_size",
+    }
+}
+
+/// The parts for the arrays that are named, and `N arrays <quiet>` for the rest (`compliant`,
+/// or for a revert `at their saved values`), if any.
+pub(super) fn arrays(lines: &[Line], quiet: &str) -> (Vec<String>, Option<String>) {
+    let parts: Vec<String> = lines.iter().filter_map(Line::part).collect();
+    let rest = lines.len() - parts.len();
+    let s = if rest == 1 { "" } else { "s" };
+    (
+        parts,
+        (rest > 0).then(|| format!("{rest} array{s} {quiet}")),
+    )
+}
+
+/// What a revert removed (or would), by what each file is: `the udev rule, the persisted input,
+/// the installed binary, the manifest and the saved originals of 3 arrays`.
+pub(super) fn removed(files: &[String]) -> String {
+    let mut kinds: Vec<String> = Vec::new();
+    let mut originals = 0;
+    for f in files {
+        let kind = if f.ends_with(".rules") {
+            "the udev rule"
+        } else if f.ends_with("/etc/mdtune/installed.json") {
+            "the manifest"
+        } else if f.contains("/etc/mdtune/") {
+            "the persisted input"
+        } else if f.contains("/sbin/") {
+            "the installed binary"
+        } else {
+            originals += 1;
+            continue;
+        };
+        if !kinds.iter().any(|k| k == kind) {
+            kinds.push(kind.to_string());
+        }
+    }
+    if originals > 0 {
+        let s = if originals == 1 { "" } else { "s" };
+        kinds.push(format!("the saved originals of {originals} array{s}"));
+    }
+    match kinds.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_arrays_that_need_a_look_are_named_and_the_rest_counted() {
+        let mut lines: Vec<Line> = (0..16)
+            .map(|i| Line::new(&format!("md{i}"), true))
+            .collect();
+        lines[3].add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
+        lines[5].add(
+            "group_thread_cnt",
+            Value::Int(0),
+            Value::Int(8),
+            Some(Hold::Reshape),
+        );
+        lines[7].skipped("", "md7: md/stripe_cache_size read empty");
+        lines[9].add("stripe_cache_size", Value::Int(256), Value::Int(256), None);
+        lines[11] = Line::new("md11", false);
+        let (mut parts, rest) = arrays(&lines, "compliant");
+        parts.extend(rest);
+        assert_eq!(
+            parts.join("; "),
+            "md3: group_thread_cnt 0 -> 8; md5: group_thread_cnt 0 -> 8 held back (reshape); \
+             md7: skipped: md/stripe_cache_size read empty; md11: not compliant; \
+             12 arrays compliant"
+        );
+        assert_eq!(
+            arrays(&lines[..1], "compliant").1.unwrap(),
+            "1 array compliant"
+        );
+    }
+
+    #[test]
+    fn removed_files_are_named_by_what_they_are() {
+        let files: Vec<String> = [
+            "/etc/udev/rules.d/90-mdtune.rules",
+            "/etc/mdtune/mdtune.json",
+            "/usr/local/sbin/mdtune",
+            "/run/mdtune/1.json",
+            "/run/mdtune/2.json",
+            "/etc/mdtune/installed.json",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            removed(&files),
+            "the udev rule, the persisted input, the installed binary, the manifest and the \
+             saved originals of 2 arrays"
+        );
+        assert_eq!(removed(&files[3..4]), "the saved originals of 1 array");
+    }
+}

@@ -1,0 +1,61 @@
+//! `mdtune --show` (docs/reference.md §1): the host as a person wants to see it, read only. It is
+//! the report of a `query` with the default input (every array, `thread_policy: auto`), read with
+//! every tunable, and beside each array what only the host knows: its metadata, every tunable's
+//! live value, a reshape, its container's mdmon, why it cannot be read; and the CPUs and NUMA
+//! nodes `auto`'s ceiling comes from (the ceiling itself is in each `why`). `crate::view` turns
+//! it into text. Nothing is written: no lock, no file.
+
+use super::error::RunError;
+use super::exit::Exit;
+use super::module::{open_root, tune, Against, Refusal};
+use crate::host::{self, Scope};
+use crate::md::Attr;
+use crate::spec::Spec;
+use serde_json::{json, Map, Value as Json};
+use std::path::Path;
+
+/// What `--show` prints, as JSON for `crate::view::host`, or why it cannot be had.
+pub fn show(root: &Path) -> Result<Json, (String, Exit)> {
+    gather(root).map_err(|e| (e.to_string(), e.exit()))
+}
+
+fn gather(root: &Path) -> Result<Json, RunError> {
+    let input = json!({"root": root.display().to_string(), "state": "query"});
+    let spec = Spec::from_json(&input.to_string())?;
+    let root = open_root(&spec.root)?;
+    let inv = host::read(&root, &Scope::default())?;
+    let report = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
+    // Through the report's own text: the one serializer the JSON run uses (no second one for
+    // `Value`, which would cost the binary tens of KiB).
+    let mut view: Json = serde_json::from_str(&report.to_text()).unwrap_or(Json::Null);
+    for a in view["arrays"].as_array_mut().into_iter().flatten() {
+        let Some(array) = inv.arrays.iter().find(|x| a["name"] == x.name.as_str()) else {
+            continue;
+        };
+        let values: Map<String, Json> = Attr::ALL
+            .iter()
+            .filter_map(|attr| {
+                let v = array.values.get(attr)?;
+                Some((attr.name().to_string(), json!(v)))
+            })
+            .collect();
+        a["values"] = Json::Object(values);
+        a["metadata_version"] = json!(array.metadata_version);
+        a["reshape"] = json!(array.reshape);
+        a["unreadable"] = json!(array.unreadable);
+        if let Some(e) = &array.external {
+            a["mdmon"] = json!(match &e.mdmon {
+                Ok(pid) => format!("runs for {} (pid {pid})", e.container),
+                Err(why) => format!("none runs for {} ({why})", e.container),
+            });
+        }
+    }
+    let c = &inv.cpus;
+    view["host"] = json!({
+        "online_cpus": c.online,
+        "unbound_cpus": c.unbound,
+        "nodes_with_cpus": c.nodes_with_cpus,
+        "possible_nodes": c.possible_nodes,
+    });
+    Ok(view)
+}
