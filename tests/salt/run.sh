@@ -9,7 +9,8 @@
 # (${MDTUNE_SALT3006_VENV:-<that venv>-salt3006}, made by .ci/setup-salt3006.sh). Before them:
 # Salt's docstring rule, the formula's layout, and the form checks (tests/salt/form_check.py):
 # every field of form.yml against the binary, through a transcription of Uyuni's pillar merge
-# (tests/salt/uyuni_pillar.py).
+# (tests/salt/uyuni_pillar.py). After them, the formula over salt-ssh against a local sshd
+# (tests/salt/ssh.sh).
 #
 # Everything Salt writes (config, cache, pki, sockets, logs) and every fake root lives in one
 # temporary directory; nothing is written to /etc, /var or /srv. The directory is removed when
@@ -200,6 +201,13 @@ by = {a["name"]: a for a in r["arrays"]}
 assert "stripe_cache_size" not in by["md0"]["settings"], by["md0"]["settings"]
 eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
 
+  sc example "$base/query-override.json" mdtune.query root="$r1" thread_policy=off
+  check "[$label] mdtune.query thread_policy=off overrides that key of the pillar and keeps the others" \
+    "$base/query-override.json" '
+by = {a["name"]: a for a in r["arrays"]}
+eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 0, "md0 group_thread_cnt (the argument)")
+eq(by["md0"]["settings"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size (the pillar)")'
+
   snapshot "$r1" >"$base/r1.pristine"
   sc example "$base/ex-test.json" state.apply test=True pillar="$over1"
   check "[$label] example, test=True: result None and the predicted changes" "$base/ex-test.json" '
@@ -334,6 +342,16 @@ assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"],
   over2=$(printf '{"mdtune": {"root": "%s", "deploy": {"enabled": true, "target": "%s"}}}' \
     "$r2" "$base/minion-bin/mdtune")
   snapshot "$r2" >"$base/r2.pristine"
+
+  sc formula "$base/fo-install.json" state.show_sls mdtune \
+    pillar='{"mdtune": {"install": {"enabled": true}, "binary": ""}}'
+  check "[$label] formula with install.enabled: pkg.installed mdtune first, then tuning with /usr/sbin/mdtune" \
+    "$base/fo-install.json" '
+eq(r["mdtune-package"]["pkg"][0], {"name": "mdtune"}, "mdtune-package")
+eq(r["mdtune-package"]["pkg"][1], "installed", "mdtune-package function")
+args = r["mdtune-tuned"]["mdtune"]
+assert {"binary": "/usr/sbin/mdtune"} in args, args
+assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
 
   sc formula "$base/fo-test.json" state.apply test=True pillar="$over2"
   check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" "
@@ -473,6 +491,16 @@ if [ -x "$venv3006/bin/salt-call" ]; then
 else
   not_ok "salt-call (Salt 3006 LTS) is available" "no $venv3006/bin/salt-call: run .ci/setup-salt3006.sh" \
     "(python3 -m venv $venv3006 && $venv3006/bin/pip install 'salt>=3006,<3007'), or set MDTUNE_SALT3006_VENV"
+fi
+
+# --- the formula over salt-ssh (tests/salt/ssh.sh) ---------------------------------------------
+ssh_out=$("$repo/tests/salt/ssh.sh" "$bin" 2>&1)
+ssh_rc=$?
+echo "$ssh_out"
+passed=$((passed + $(grep -c '^ok   - ' <<<"$ssh_out")))
+failed=$((failed + $(grep -c '^FAIL - ' <<<"$ssh_out")))
+if [ "$ssh_rc" -ne 0 ] && ! grep -q '^FAIL - ' <<<"$ssh_out"; then
+  not_ok "tests/salt/ssh.sh ran" "exit status $ssh_rc"
 fi
 
 # --- nothing outside the temporary directory ------------------------------------------------------
