@@ -4,7 +4,7 @@
 //! checks its output. It installs the binary's own hook and then panics on purpose.
 
 fn main() {
-    mdtune::report::install_panic_hook();
+    mdtune::run::install_panic_hook();
     let words: Vec<String> = std::env::args().collect();
     panic!(
         "deliberate panic to test the hook ({} arguments)",

@@ -1,5 +1,5 @@
-//! Applying a plan: the only code that writes kernel values. It takes the host lock, writes each
-//! due value in plan order, reads it back, and on the first failure restores everything this run
+//! Applying a plan: the only code that writes kernel values. Under the host lock its caller holds
+//! (`crate::run`), it writes each due value in plan order, reads it back, and on the first failure restores everything this run
 //! changed before reporting the failure: newest first, except that an array's
 //! `stripe_cache_size` is restored before its `preread_bypass_threshold` (the kernel refuses a
 //! threshold above the cache, so a run that lowered both must raise the cache back first).
@@ -9,27 +9,24 @@
 //! the superblock); only attributes from [`Attr::ALL`] are written; a write target whose real path
 //! leaves `sys/` (or, for the speed limits, the root) is refused.
 
+use crate::md::{Attr, Kind, SpeedLimit, Value};
 use crate::plan::Plan;
-use crate::sysfs::{self, Attr, Kind, Root, SpeedLimit, Value};
+use crate::sys::{self, Root};
 use std::fmt;
-use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
     /// The file could not be opened: nothing reached the kernel.
-    #[error("{target}: writing {value} failed: {source}")]
+    #[error("{target}: cannot open the file to write {value}: {source}")]
     Open {
         target: Target,
         value: Value,
         source: io::Error,
     },
-    /// The write itself failed: the kernel may have taken part of it.
-    #[error("{target}: writing {value} failed: {source}")]
+    /// The write itself failed: the kernel refused the value, or took part of it.
+    #[error("{target}: the kernel refused {value}: {source}")]
     Write {
         target: Target,
         value: Value,
@@ -41,27 +38,18 @@ pub enum ApplyError {
         wrote: Value,
         kept: String,
     },
-    #[error("{target}: reading back after the write failed: {source}")]
+    #[error("{target}: wrote it, but reading it back failed: {source}")]
     ReadBack { target: Target, source: io::Error },
-    #[error(
-        "{target}: refusing to write {path}: it does not exist or resolves outside the root's sys/"
-    )]
+    #[error("{target}: {path} does not exist")]
+    Missing { target: Target, path: String },
+    #[error("{target}: refusing to write {path}: it leads out of the root's sys/")]
     Escape { target: Target, path: String },
-    #[error("cannot take the lock {path}: {source}")]
-    Lock { path: String, source: io::Error },
-    #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]
-    LockTimeout { path: String, waited_ms: u64 },
     #[error("{target}: cannot save the original value {value} for revert: {source}")]
     SaveOriginal {
         target: Target,
         value: Value,
         source: io::Error,
     },
-}
-
-/// Milliseconds as seconds with one decimal (`300` -> `0.3`), without floating point.
-fn seconds(ms: u64) -> String {
-    format!("{}.{}", ms / 1000, ms % 1000 / 100)
 }
 
 /// A value mdtune writes: an md attribute of an array, or a system speed limit.
@@ -102,10 +90,18 @@ impl Target {
                 (p, real)
             }
         };
-        real.ok_or_else(|| ApplyError::Escape {
-            target: self.clone(),
-            path: path.display().to_string(),
-        })
+        let shown = path.display().to_string();
+        match real {
+            Some(real) => Ok(real),
+            None if std::fs::symlink_metadata(&path).is_err() => Err(ApplyError::Missing {
+                target: self.clone(),
+                path: shown,
+            }),
+            None => Err(ApplyError::Escape {
+                target: self.clone(),
+                path: shown,
+            }),
+        }
     }
 }
 
@@ -154,32 +150,32 @@ pub struct Failure {
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// Writes that took effect (and stayed, unless `failure` says they were rolled back).
-    pub done: Vec<Write>,
+    pub(crate) done: Vec<Write>,
     pub failure: Option<Failure>,
 }
 
 /// Writes `value` to `target` and checks the kernel kept it.
-pub fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
+pub(crate) fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
     let path = target.path(root)?;
-    let mut file = sysfs::open_for_write(&path).map_err(|source| ApplyError::Open {
+    let mut file = sys::open_for_write(&path).map_err(|source| ApplyError::Open {
         target: target.clone(),
         value,
         source,
     })?;
-    sysfs::write_value(&mut file, &sysfs::kernel_text(target.kind(), value)).map_err(|source| {
-        ApplyError::Write {
+    sys::write_value(&mut file, &crate::md::kernel_text(target.kind(), value)).map_err(
+        |source| ApplyError::Write {
             target: target.clone(),
             value,
             source,
-        }
-    })?;
+        },
+    )?;
     drop(file);
-    let text = sysfs::read(&path).map_err(|source| ApplyError::ReadBack {
+    let text = sys::read(&path).map_err(|source| ApplyError::ReadBack {
         target: target.clone(),
         source,
     })?;
     // A value the kernel did not keep (stripe_cache_size after ENOMEM reads back lower) failed.
-    if sysfs::parse_value(target.kind(), &text) != Some(value) {
+    if crate::md::parse_value(target.kind(), &text) != Some(value) {
         return Err(ApplyError::NotKept {
             target: target.clone(),
             wrote: value,
@@ -224,7 +220,7 @@ pub fn apply(
 /// The order a rollback restores `done` in: newest first, except that each array's
 /// `stripe_cache_size` comes before its `preread_bypass_threshold`, which the kernel caps at the
 /// cache (`kernel::PREREAD_CAPPED_BY`).
-pub fn rollback_order(done: Vec<Write>) -> Vec<Write> {
+pub(crate) fn rollback_order(done: Vec<Write>) -> Vec<Write> {
     let mut order: Vec<Write> = done.into_iter().rev().collect();
     let attr_of = |w: &Write, want: Attr| match &w.target {
         Target::Md { array, attr } if *attr == want => Some(array.clone()),
@@ -234,7 +230,7 @@ pub fn rollback_order(done: Vec<Write>) -> Vec<Write> {
     while i < order.len() {
         if let Some(array) = attr_of(&order[i], Attr::PrereadBypassThreshold) {
             let cache = (i + 1..order.len()).find(|&j| {
-                attr_of(&order[j], crate::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
+                attr_of(&order[j], crate::md::kernel::PREREAD_CAPPED_BY).as_ref() == Some(&array)
             });
             if let Some(j) = cache {
                 let w = order.remove(j);
@@ -260,8 +256,8 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
             .target
             .path(root)
             .ok()
-            .and_then(|p| sysfs::read(&p).ok())
-            .and_then(|t| sysfs::parse_value(w.target.kind(), &t));
+            .and_then(|p| sys::read(&p).ok())
+            .and_then(|t| crate::md::parse_value(w.target.kind(), &t));
         if live == Some(w.before) {
             continue;
         }
@@ -271,47 +267,6 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
         }
     }
     failure
-}
-
-/// The host-wide lock: one run at a time. Released when dropped.
-#[derive(Debug)]
-pub struct Lock {
-    _file: File,
-}
-
-/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
-pub fn lock(root: &Root, wait: Duration) -> Result<Lock, ApplyError> {
-    let run = root.run();
-    let path = run.join("mdtune.lock");
-    let err = |source| ApplyError::Lock {
-        path: path.display().to_string(),
-        source,
-    };
-    // Neither run/ nor the lock file may lead out of the root.
-    let run = root.make_dir(&run).map_err(err)?;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(sysfs::O_NOFOLLOW)
-        .open(run.join("mdtune.lock"))
-        .map_err(err)?;
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
-                sleep(Duration::from_millis(20));
-            }
-            Err(TryLockError::WouldBlock) => {
-                return Err(ApplyError::LockTimeout {
-                    path: path.display().to_string(),
-                    waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
-                })
-            }
-            Err(TryLockError::Error(e)) => return Err(err(e)),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,36 +1,30 @@
 //! mdtune: idempotent tuning of Linux md RAID for configuration tools.
 //!
-//! A run flows one way, one module per step:
-//! input JSON → [`spec`] (validated desired state) → [`inventory`] (the live host, read only) →
-//! [`plan`] (pure: every setting's before, after and reason) → [`apply`] (writes, read-back,
-//! rollback, lock; skipped in check mode and `query`) → [`report`] (the JSON result).
-//! [`persist`] keeps the desired state across reboots, [`originals`] the values saved before the
-//! first change, for `state: reverted`; [`run`] is the glue that [`main`](../mdtune/index.html)
-//! calls, [`udev`] the entry point of the persisted udev rule and [`rule`] its text and reload.
-//! Every path is built by [`sysfs`]; the values it reads and writes are parsed by [`values`].
-//! [`topology`] follows members down to their hardware queues for [`inventory`]; [`auto`]
-//! derives `group_thread_cnt` from them; [`hold`] says what waits for a reshape or for mdmon;
-//! [`kernel`] is the one table of kernel facts these decisions rest on.
+//! A run flows one way, one folder per step (`ls src/` reads the flow):
+//!
+//! ```text
+//! input JSON --> spec    (validated desired state)
+//! sysfs root --> host    (arrays, members, hardware queues; read only)
+//! spec + host --> plan   (pure: every setting's before, after and why)
+//! plan --> apply         (writes, read-back, rollback; not in check mode or query)
+//!          persist       (the state that survives a reboot; the saved originals)
+//! all --> report         (pure: the one JSON object)
+//! run                    (one run start to end, --udev, the lock, the exit status)
+//! ```
+//!
+//! Under every step: [`md`], the md vocabulary (attributes, values, the kernel facts table), and
+//! `sys`, the floor that alone owns descriptors, system calls and confinement to the root. The
+//! interface is docs/reference.md; code comments cite its sections as §N.
+//!
+//! The modules are public only as far as the fuzz crate and the integration tests need: each
+//! folder's face names what it exports.
 
 pub mod apply;
-pub mod auto;
-mod calls;
-mod device;
-mod dirfd;
-pub mod entry;
-pub mod hold;
-pub mod input;
-pub mod inventory;
-pub mod kernel;
-pub mod originals;
+pub mod host;
+pub mod md;
 pub mod persist;
 pub mod plan;
-pub mod policy;
 pub mod report;
-pub mod rule;
 pub mod run;
 pub mod spec;
-pub mod sysfs;
-pub mod topology;
-pub mod udev;
-pub mod values;
+pub mod sys;

@@ -3,8 +3,8 @@
 //! (failure) or 2 (unusable input). Nothing else is printed, and no panic reaches the caller
 //! without a JSON object.
 
-use mdtune::run::{self, Exit};
-use mdtune::udev;
+use mdtune::run::{self, failure, print_and_exit as print, Exit};
+
 use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::exit;
@@ -25,14 +25,12 @@ The result is one JSON object on stdout. Exit status: 0 success (changed or not)
 or docs/reference.md in the source.
 ";
 
-use mdtune::report::print_and_exit as print;
-
 fn usage_error(msg: &str) -> ! {
-    print(&mdtune::report::failure(msg), Exit::Input as i32)
+    print(&failure(msg), Exit::Input as i32)
 }
 
 fn main() {
-    mdtune::report::install_panic_hook();
+    run::install_panic_hook();
     // Arguments that are not UTF-8 are unusable input, not a panic.
     let args: Vec<String> = std::env::args_os()
         .skip(1)
@@ -56,11 +54,11 @@ fn main() {
             exit(0)
         }
         ["--udev", name] => {
-            let (json, code) = udev::udev(name, &PathBuf::from("/"));
+            let (json, code) = run::udev(name, &PathBuf::from("/"));
             print(&json, code as i32)
         }
         ["--udev", name, "--root", root] | ["--root", root, "--udev", name] => {
-            let (json, code) = udev::udev(name, &PathBuf::from(root));
+            let (json, code) = run::udev(name, &PathBuf::from(root));
             print(&json, code as i32)
         }
         [] | ["-"] => {

@@ -1,4 +1,4 @@
-//! The report: the one JSON object a run prints (contract section 3), built from the inventory,
+//! The report: the one JSON object a run prints (docs/reference.md §3), built from the inventory,
 //! the plan and what applying did. Ansible reads it as a module result; the Salt wrappers
 //! translate it into state changes. Pure: building a report touches nothing.
 //!
@@ -6,144 +6,104 @@
 //! in a real run, the value in place when the run ended (the old one again after a rollback).
 
 use crate::apply::{Outcome, Target, Write};
-use crate::inventory::{Inventory, Member, Sync};
-use crate::plan::{Plan, Skip, Source};
+use crate::host::{Inventory, Member, Sync};
+use crate::md::Value;
+use crate::persist::Reload;
+use crate::plan::{Diff, Plan, Skip, Source};
 use crate::spec::{Spec, State};
-use crate::sysfs::Value;
 use serde::Serialize;
-use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Setting {
-    pub before: Value,
-    pub after: Value,
-    pub changed: bool,
+pub(crate) struct Setting {
+    pub(crate) before: Value,
+    pub(crate) after: Value,
+    pub(crate) changed: bool,
     /// Whether the live value already matched the desired one when the run started.
-    pub compliant: bool,
+    pub(crate) compliant: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub(crate) source: Option<Source>,
     /// A due setting this run did not write, why, and the value a later run will write.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_back: Option<HeldBack>,
+    pub(crate) held_back: Option<HeldBack>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct HeldBack {
-    pub reason: String,
-    pub wanted: Value,
+pub(crate) struct HeldBack {
+    pub(crate) reason: String,
+    pub(crate) wanted: Value,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ArrayReport {
-    pub name: String,
-    pub devname: Option<String>,
-    pub uuid: Option<String>,
-    pub level: String,
-    pub array_state: String,
-    pub members: Vec<Member>,
-    pub hw_queues: Option<u64>,
+pub(crate) struct ArrayReport {
+    pub(crate) name: String,
+    pub(crate) devname: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) level: String,
+    pub(crate) array_state: String,
+    pub(crate) members: Vec<Member>,
+    pub(crate) hw_queues: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sync: Option<Sync>,
-    pub settings: BTreeMap<&'static str, Setting>,
-    pub skipped: Vec<Skip>,
-    pub compliant: bool,
+    pub(crate) sync: Option<Sync>,
+    pub(crate) settings: BTreeMap<&'static str, Setting>,
+    pub(crate) skipped: Vec<Skip>,
+    pub(crate) compliant: bool,
 }
 
 /// The persisted files a run wrote or removed, or would have (check mode, `query`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Persist {
     /// True if and only if a file was (or, in check mode, would be) written or removed.
-    pub changed: bool,
+    pub(crate) changed: bool,
     /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
     /// removed (or due to be).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// A revert that stopped part-way: the files still there, each with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
     /// Present when the udev rule was (or would be) installed or removed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub udev_reload: Option<Reload>,
-}
-
-/// Telling udevd that its rules changed.
-#[derive(Clone, Debug, Serialize)]
-pub struct Reload {
-    /// The command (`udevadm control --reload`).
-    pub command: &'static str,
-    /// Whether it was run: only on the host itself (root `/`) with udevd running.
-    pub ran: bool,
-    /// `reloaded`, `failed (...): ...`, or `not run: <why>`.
-    pub result: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Diff {
-    pub before_header: String,
-    pub after_header: String,
-    pub before: String,
-    pub after: String,
+    pub(crate) udev_reload: Option<Reload>,
 }
 
 /// A value put back by a rollback or a revert.
 #[derive(Clone, Debug, Serialize)]
-pub struct Restored {
-    pub target: String,
-    pub setting: String,
-    pub value: Value,
+pub(crate) struct Restored {
+    pub(crate) target: String,
+    pub(crate) setting: String,
+    pub(crate) value: Value,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub changed: bool,
     pub failed: bool,
-    pub msg: String,
-    pub state: &'static str,
-    pub check_mode: bool,
+    pub(crate) msg: String,
+    pub(crate) state: &'static str,
+    pub(crate) check_mode: bool,
     pub compliant: bool,
-    pub arrays: Vec<ArrayReport>,
-    pub system: BTreeMap<&'static str, Setting>,
-    pub persist: Persist,
+    pub(crate) arrays: Vec<ArrayReport>,
+    pub(crate) system: BTreeMap<&'static str, Setting>,
+    pub(crate) persist: Persist,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<Vec<Diff>>,
-    pub warnings: Vec<String>,
+    pub(crate) diff: Option<Vec<Diff>>,
+    pub(crate) warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rolled_back: Option<Vec<Restored>>,
+    pub(crate) rolled_back: Option<Vec<Restored>>,
     /// After a failed rollback: what is still changed, with the error that kept it so.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_restored: Option<Vec<String>>,
+    pub(crate) not_restored: Option<Vec<String>>,
 }
 
 impl Report {
-    /// The report as one line of JSON, keys in the contract's order.
+    /// The report as one line of JSON, keys in the order of docs/reference.md §3.
     pub fn to_text(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| failure(&format!("cannot encode the report: {e}")).to_string())
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            serde_json::json!({"changed": false, "failed": true, "warnings": [],
+                    "msg": format!("cannot encode the report: {e}")})
+            .to_string()
+        })
     }
-}
-
-/// The whole result of a run that failed before it could plan.
-pub fn failure(msg: &str) -> Json {
-    serde_json::json!({"changed": false, "failed": true, "msg": msg, "warnings": []})
-}
-
-/// Prints one JSON object on stdout and exits with `code`: how every run ends. Nothing useful can
-/// be done if stdout is gone; the exit status still tells.
-pub fn print_and_exit(json: &dyn std::fmt::Display, code: i32) -> ! {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{json}");
-    let _ = out.flush();
-    std::process::exit(code)
-}
-
-/// Makes a panic end the process like any failed run: one JSON failure object on stdout, exit 1,
-/// never a bare panic message. `examples/panic_report.rs` proves it in each release build.
-pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = format!("internal error (please report it): {info}");
-        print_and_exit(&failure(&msg), crate::run::Exit::Failed as i32)
-    }));
 }
 
 fn restored(w: &Write) -> Restored {
@@ -369,5 +329,101 @@ pub fn build(
         warnings: plan.warnings.clone(),
         rolled_back,
         not_restored,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::{ApplyError, Failure};
+    use crate::host::fixtures::{host, raid};
+    use crate::md::Attr;
+    use serde_json::json;
+    use std::io;
+
+    fn spec(input: serde_json::Value) -> Spec {
+        Spec::from_json(&input.to_string()).unwrap()
+    }
+
+    fn report(input: serde_json::Value, inv: &Inventory, outcome: &Outcome) -> Report {
+        let spec = spec(input);
+        let plan = crate::plan::plan(&spec, inv).unwrap();
+        build(&spec, inv, &plan, outcome, Persist::default())
+    }
+
+    fn write(array: &str, attr: Attr, before: u64, after: u64) -> Write {
+        Write {
+            target: Target::Md {
+                array: array.into(),
+                attr,
+            },
+            before: Value::Int(before),
+            after: Value::Int(after),
+        }
+    }
+
+    #[test]
+    fn a_converged_host_is_unchanged_and_compliant() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(1), Some(1)])]);
+        let r = report(json!({"state": "query"}), &inv, &Outcome::default());
+        assert!(!r.changed && !r.failed && r.compliant, "{}", r.to_text());
+        assert!(r.arrays.iter().all(|a| a.compliant));
+    }
+
+    #[test]
+    fn check_mode_reports_what_would_change_as_changed_and_not_compliant() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let r = report(json!({"check_mode": true}), &inv, &Outcome::default());
+        assert!(r.changed && !r.failed && !r.compliant, "{}", r.to_text());
+        let s = &r.arrays[0].settings["group_thread_cnt"];
+        assert_eq!(
+            (s.before, s.after, s.changed),
+            (Value::Int(0), Value::Int(8), true)
+        );
+        assert!(r.msg.contains("group_thread_cnt 0 -> 8"), "{}", r.msg);
+    }
+
+    #[test]
+    fn a_rolled_back_failure_is_failed_unchanged_and_lists_what_was_restored() {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let done = write("md0", Attr::GroupThreadCnt, 0, 8);
+        let outcome = Outcome {
+            done: vec![done.clone()],
+            failure: Some(Failure {
+                error: ApplyError::Write {
+                    target: Target::Limit(crate::md::SpeedLimit::Max),
+                    value: Value::Int(1),
+                    source: io::Error::from_raw_os_error(22),
+                },
+                rolled_back: vec![done],
+                not_restored: Vec::new(),
+            }),
+        };
+        let r = report(json!({"speed_limit_max": 1}), &inv, &outcome);
+        assert!(r.failed && !r.changed, "{}", r.to_text());
+        let back = r.rolled_back.as_ref().expect("rolled_back");
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            (back[0].target.as_str(), back[0].setting.as_str()),
+            ("md0", "group_thread_cnt")
+        );
+        assert!(r.msg.contains("speed_limit_max"), "{}", r.msg);
+    }
+
+    #[test]
+    fn the_report_is_one_line_of_json_in_the_documented_key_order() {
+        let inv = host(vec![raid("md0", "raid1", &[Some(1), Some(1)])]);
+        let text = report(json!({}), &inv, &Outcome::default()).to_text();
+        assert!(!text.contains('\n'));
+        let at = |k: &str| text.find(&format!("\"{k}\":")).expect(k);
+        let order = [
+            "changed",
+            "failed",
+            "msg",
+            "check_mode",
+            "compliant",
+            "arrays",
+        ];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
     }
 }

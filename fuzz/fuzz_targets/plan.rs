@@ -8,11 +8,11 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use mdtune::apply::{self, Outcome, Target};
-use mdtune::inventory::Inventory;
+use mdtune::host::Inventory;
+use mdtune::md::{Attr, Kind, Value};
 use mdtune::plan::{self, Plan, Source};
 use mdtune::report::{self, Persist};
 use mdtune::spec::{Spec, State, MAX_THREADS};
-use mdtune::sysfs::{Attr, Kind, Value};
 
 fn position(attr: Attr) -> usize {
     Attr::ALL

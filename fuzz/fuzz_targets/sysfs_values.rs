@@ -7,7 +7,7 @@
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use mdtune::sysfs::{parse_cpu_list, parse_progress, parse_value, Kind, Value};
+use mdtune::md::{parse_cpu_list, parse_progress, parse_value, Kind, Value};
 
 const KINDS: [Kind; 4] = [Kind::Int, Kind::CInt, Kind::Bool, Kind::SyncSpeed];
 

@@ -6,9 +6,9 @@
 //! and nesting, so what the library must refuse is exercised as much as what it must accept.
 
 use arbitrary::{Result, Unstructured};
-use mdtune::inventory::{Array, Inventory, Member, Sync};
+use mdtune::host::{Array, Inventory, Member, Sync};
+use mdtune::md::{Attr, Kind, SpeedLimit, Value};
 use mdtune::spec::{self, NameSelector, Spec, Want, MAX_THREADS};
-use mdtune::sysfs::{Attr, Kind, SpeedLimit, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::collections::BTreeMap;
 
@@ -273,7 +273,7 @@ fn member(u: &mut Unstructured, i: usize) -> Result<Member> {
     })
 }
 
-/// An inventory of arbitrary arrays with unique kernel names, as [`mdtune::inventory::read`]
+/// An inventory of arbitrary arrays with unique kernel names, as [`mdtune::host::read`]
 /// could return it: values of each attribute's kind, uuids as 32 hex digits.
 pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
     let mut inv = Inventory::default();

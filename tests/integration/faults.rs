@@ -8,17 +8,18 @@
 //! kernel that keeps less than it was given, a device node that reads back empty, directories in
 //! place of attributes, array directories removed between the inventory and the writes. Tests
 //! that need the library's sequencing (something breaking between inventory and apply, or
-//! between two writes) drive `inventory::read`, `plan::plan` and `apply::apply` directly; the
+//! between two writes) drive `host::read`, `plan::plan` and `apply::apply` directly; the
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
 use crate::common::fakeroot::demo_host;
 use crate::common::{assert_same_values, bin, kernel_snapshot, scratch};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
-use mdtune::inventory::{self, Inventory, Scope};
+use mdtune::host::{self, Inventory, Scope};
+use mdtune::md::Attr;
 use mdtune::plan::{self, Plan};
 use mdtune::report::{self, Persist};
 use mdtune::spec::Spec;
-use mdtune::sysfs::{Attr, Root};
+use mdtune::sys::Root;
 use serde_json::{json, Value};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -52,7 +53,7 @@ fn names<'a>(writes: impl Iterator<Item = &'a apply::Write>) -> Vec<String> {
 fn plan_for(dir: &Path, input: Value) -> (Root, Spec, Inventory, Plan) {
     let root = Root::new(dir).unwrap();
     let spec = Spec::from_json(&input.to_string()).unwrap();
-    let inv = inventory::read(&root, &Scope::default()).unwrap();
+    let inv = host::read(&root, &Scope::default()).unwrap();
     let plan = plan::plan(&spec, &inv).unwrap();
     (root, spec, inv, plan)
 }
@@ -413,7 +414,7 @@ fn an_array_that_disappears_between_inventory_and_apply_fails_and_earlier_writes
     let outcome = apply::apply(&root, apply::writes(&plan), &mut |_| Ok(()));
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert!(
-        matches!(&failure.error, ApplyError::Escape { target: Target::Md { array, .. }, .. } if array == "md2"),
+        matches!(&failure.error, ApplyError::Missing { target: Target::Md { array, .. }, .. } if array == "md2"),
         "{}",
         failure.error
     );

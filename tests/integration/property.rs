@@ -573,7 +573,7 @@ fn run_host(seed: u64, host_no: usize, scratch: &Path, codes: &mut BTreeMap<i32,
             5..=11 => {
                 let name = rng.pick(&host.names).clone();
                 let before = tree(&host.base);
-                let (out, code) = mdtune::udev::udev(&name, &host.root);
+                let (out, code) = mdtune::run::udev(&name, &host.root);
                 let after = tree(&host.base);
                 let report: Value = serde_json::from_str(&out).unwrap();
                 let ctx = Ctx {

@@ -475,7 +475,7 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
     assert!(!after.contains_key("etc/mdtune/mdtune.json"));
 }
 
-/// BUG (src/inventory.rs, `read_array`, and src/sysfs.rs, `read`): the md/ files of an array
+/// BUG (src/host/inventory.rs, `read_array`, and src/sys/root.rs, `read`): the md/ files of an array
 /// are read through any symlink, also one leading out of the root, and their text is copied into
 /// the report (`level`, `array_state`) or into the error message (a value that does not parse).
 /// Whoever can write the root (a container's or chroot's owner, see docs/reliability.md) can

@@ -606,7 +606,7 @@ def strace_counts(lines, what):
 
 
 def md_role(state, slot):
-    """The role md shows for a member's dev-*/state and slot, as mdtune names it (src/topology.rs)."""
+    """The role md shows for a member's dev-*/state and slot, as mdtune names it (src/host/topology.rs)."""
     flags = state.split(",")
     if "faulty" in flags:
         return "faulty"

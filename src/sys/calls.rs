@@ -11,7 +11,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::sysfs::O_NOFOLLOW;
+use super::consts::{
+    AT_FDCWD, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW,
+    RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, SYS_GETDENTS64, SYS_OPENAT2,
+};
 
 /// The C library's calls that std does not expose, declared by hand (no `libc` crate).
 mod ffi {
@@ -19,9 +22,9 @@ mod ffi {
 
     extern "C" {
         /// `openat(2)`. Variadic in C (the mode); never called with `O_CREAT`, so never passed.
-        pub fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+        pub(crate) fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
         /// `readlinkat(2)`.
-        pub fn readlinkat(
+        pub(crate) fn readlinkat(
             dirfd: c_int,
             path: *const c_char,
             buf: *mut c_char,
@@ -29,43 +32,9 @@ mod ffi {
         ) -> isize;
         /// `syscall(2)`: `getdents64` has no wrapper in glibc before 2.30 (the release binary
         /// links against glibc 2.17).
-        pub fn syscall(number: c_long, ...) -> c_long;
+        pub(crate) fn syscall(number: c_long, ...) -> c_long;
     }
 }
-
-/// `getdents64`'s system call number: x86_64 has its own table, arm64 and riscv the generic one.
-#[cfg(target_arch = "x86_64")]
-const SYS_GETDENTS64: std::ffi::c_long = 217;
-#[cfg(any(
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "loongarch64"
-))]
-const SYS_GETDENTS64: std::ffi::c_long = 61;
-#[cfg(target_arch = "powerpc64")]
-const SYS_GETDENTS64: std::ffi::c_long = 202;
-#[cfg(target_arch = "s390x")]
-const SYS_GETDENTS64: std::ffi::c_long = 220;
-
-/// `O_DIRECTORY` from the kernel's uapi headers (std exports no open flags): arm, arm64 and
-/// powerpc use their own value, every other Linux architecture the generic one (as for
-/// [`O_NOFOLLOW`]).
-#[cfg(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-))]
-pub(crate) const O_DIRECTORY: i32 = 0o40000;
-#[cfg(not(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-)))]
-pub(crate) const O_DIRECTORY: i32 = 0o200000;
-const O_CLOEXEC: i32 = 0o2000000;
-const AT_FDCWD: i32 = -100;
 
 thread_local! {
     /// The bytes of the path of the call being made, reused: building a path allocates nothing
@@ -108,16 +77,6 @@ pub(crate) fn open_at(dir: Option<BorrowedFd<'_>>, name: &str, flags: i32) -> io
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// `openat2(2)`'s number (Linux 5.6+), the same on every architecture since 5.1's unified table.
-const SYS_OPENAT2: std::ffi::c_long = 437;
-/// `open_how.resolve`: fail with ELOOP on a magic link (`/proc/self/fd/N`).
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-/// `open_how.resolve`: fail with ELOOP on a symlink in any component of the path.
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-/// `open_how.resolve`: fail with EXDEV when resolving the path (its `..`, its symlinks) would
-/// leave the directory it is relative to, or meets an absolute symlink.
-const RESOLVE_BENEATH: u64 = 0x08;
-
 /// Set once `openat2` turns out to be missing (kernels before 5.6, or a seccomp filter that does
 /// not know it); from then on the callers take their way without it.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
@@ -140,9 +99,6 @@ fn openat2(
     }
     // struct open_how { u64 flags; u64 mode; u64 resolve; }
     let how: [u64; 3] = [u64::from((flags | O_CLOEXEC) as u32), 0, resolve];
-    const EPERM: i32 = 1;
-    const EAGAIN: i32 = 11;
-    const ENOSYS: i32 = 38;
     let mut attempts = 0;
     loop {
         // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
@@ -230,7 +186,6 @@ pub(crate) fn read_link_at(dir: Option<BorrowedFd<'_>>, name: &str) -> io::Resul
     })?;
     let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
     if n == buf.len() {
-        const ENAMETOOLONG: i32 = 36;
         return Err(io::Error::from_raw_os_error(ENAMETOOLONG));
     }
     Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..n])))

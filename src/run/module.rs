@@ -1,91 +1,73 @@
 //! One run, start to end: validate the input and the root, read the host and plan, take the lock,
 //! read and plan again, apply (unless checking or querying), persist or revert, and build the
 //! report. This is glue: each decision lives in the module named after its step; the `--udev`
-//! entry point is in [`crate::udev`].
+//! entry point is in [`super::udev()`].
 
+use super::exit::{failure, Exit};
+use super::lock::{lock, lock_wait, LockError, LOCK_WAIT_MS};
 use crate::apply::{self, Outcome};
-use crate::inventory::{self, Inventory, Scope};
-use crate::originals::Originals;
-use crate::persist;
-use crate::plan;
+use crate::host::{self, Inventory, InventoryError, Scope};
+use crate::md::Attr;
+use crate::persist::{self, Originals, PersistError};
+use crate::plan::{self, PlanError};
 use crate::report::{self, Persist, Report};
-use crate::rule;
-use crate::spec::{Spec, State};
-use crate::sysfs::Root;
-use crate::values::Attr;
+use crate::spec::{Spec, SpecError, State};
+use crate::sys::Root;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-/// The exit status: what Salt's `cmd.run` and scripts read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
-    Ok = 0,
-    /// The run failed (`failed: true`): an I/O error, a refused write, a lock timeout.
-    Failed = 1,
-    /// The input cannot be used (`failed: true`); nothing was written.
-    Input = 2,
+/// Why a run stopped before it could report. The exit status is decided from the kind
+/// ([`RunError::exit`]), at the edge; the message is the `msg` of the failure object.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunError {
+    #[error(transparent)]
+    Input(#[from] SpecError),
+    #[error("root: {path} {problem}")]
+    Root { path: String, problem: String },
+    #[error("--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {max} characters)")]
+    NotMdName { name: String, max: usize },
+    /// The host refuses the input (an exact name that matches nothing, ...): nothing written.
+    #[error(transparent)]
+    Refused(PlanError),
+    #[error("the host changed while this run waited for the lock: {0}")]
+    ChangedWhileWaiting(PlanError),
+    #[error("the persisted state: {0}")]
+    Replay(PlanError),
+    #[error("the persisted state {path} is unusable: {source}")]
+    Persisted { path: String, source: SpecError },
+    #[error(transparent)]
+    Host(#[from] InventoryError),
+    #[error(transparent)]
+    Persist(#[from] PersistError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
 }
 
-/// How long a module run waits for another run's lock, in milliseconds.
-const LOCK_WAIT_MS: u64 = 30_000;
-/// How long a udev-triggered run waits: udev must not be held up for long.
-pub(crate) const UDEV_LOCK_WAIT_MS: u64 = 10_000;
-
-/// `MDTUNE_LOCK_WAIT` (seconds, such as `5` or `0.3`) overrides the default wait, for tests and
-/// slow hosts; at most an hour.
-pub(crate) fn lock_wait(default_ms: u64) -> Duration {
-    let ms = std::env::var("MDTUNE_LOCK_WAIT")
-        .ok()
-        .and_then(|s| parse_millis(s.trim()))
-        .unwrap_or(default_ms);
-    Duration::from_millis(ms.min(3_600_000))
-}
-
-/// Decimal seconds (`5`, `0.3`, `2.25`) as milliseconds, without floating point (which would
-/// cost the binary about 30 KiB of parsing and formatting code).
-fn parse_millis(text: &str) -> Option<u64> {
-    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !(frac.is_empty() || digits(frac)) {
-        return None;
-    }
-    let mut ms = whole.parse::<u64>().ok()?.checked_mul(1000)?;
-    for (i, d) in frac.bytes().take(3).enumerate() {
-        ms += u64::from(d - b'0') * [100, 10, 1][i];
-    }
-    Some(ms)
-}
-
-/// A run that stopped before it had a report: the message and the exit status.
-#[derive(Debug)]
-pub struct Stopped {
-    pub msg: String,
-    pub code: Exit,
-}
-
-pub(crate) fn fail<T>(msg: impl ToString, code: Exit) -> Result<T, Stopped> {
-    Err(stop(code)(msg))
-}
-
-/// Turns an error into a [`Stopped`] with `code`, for `map_err(stop(...))?`.
-pub(crate) fn stop<E: ToString>(code: Exit) -> impl FnOnce(E) -> Stopped {
-    move |e| Stopped {
-        msg: e.to_string(),
-        code,
+impl RunError {
+    /// The exit status (docs/reference.md §1): 2 for unusable input, which writes nothing, 1 for
+    /// a run that failed.
+    pub(crate) fn exit(&self) -> Exit {
+        match self {
+            RunError::Input(_)
+            | RunError::Root { .. }
+            | RunError::NotMdName { .. }
+            | RunError::Refused(_) => Exit::Input,
+            _ => Exit::Failed,
+        }
     }
 }
 
 /// Runs the module on its JSON input; returns the JSON text to print and the exit status.
 pub fn module(text: &str) -> (String, Exit) {
     let result = Spec::from_json(text)
-        .map_err(stop(Exit::Input))
+        .map_err(RunError::from)
         .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT_MS)));
     finish(result)
 }
 
 /// The JSON text and exit status of a finished run.
-fn finish(result: Result<Report, Stopped>) -> (String, Exit) {
+pub(crate) fn finish(result: Result<Report, RunError>) -> (String, Exit) {
     match result {
         Ok(report) => {
             let code = if report.failed {
@@ -95,14 +77,17 @@ fn finish(result: Result<Report, Stopped>) -> (String, Exit) {
             };
             (report.to_text(), code)
         }
-        Err(s) => (report::failure(&s.msg).to_string(), s.code),
+        Err(e) => (failure(&e.to_string()).to_string(), e.exit()),
     }
 }
 
 /// Opens the root, or refuses it as unusable input (exit 2) naming the path and what is wrong:
 /// it does not exist, or it is not a directory.
-pub(crate) fn open_root(path: &Path) -> Result<Root, Stopped> {
-    let shown = path.display();
+pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
+    let refuse = |problem: String| RunError::Root {
+        path: path.display().to_string(),
+        problem,
+    };
     let problem = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => None,
         Ok(m) if m.is_file() => Some("is a regular file, not a directory".to_string()),
@@ -111,11 +96,9 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, Stopped> {
         Err(e) => Some(format!("cannot be used: {e}")),
     };
     if let Some(problem) = problem {
-        return fail(format!("root: {shown} {problem}"), Exit::Input);
+        return Err(refuse(problem));
     }
-    Root::new(path)
-        .map_err(|e| format!("root: {shown} cannot be used: {e}"))
-        .map_err(stop(Exit::Input))
+    Root::new(path).map_err(|e| refuse(format!("cannot be used: {e}")))
 }
 
 /// Runs a validated spec. A report can still say `failed` (a write failed and was rolled back).
@@ -124,7 +107,7 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, Stopped> {
 /// plans once before it takes the lock (so input the host refuses is refused first), then reads
 /// the host again under the lock and plans again, since another run may have changed it
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
-pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
+pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
     let writes = spec.state != State::Query && !spec.check_mode;
     if !writes {
@@ -136,14 +119,14 @@ pub fn execute(spec: &Spec, wait: Duration) -> Result<Report, Stopped> {
     // Locking a lock file that is already there writes nothing, so then the host is read once,
     // under the lock, and a refusal is still exit 2. Only a run that must create run/mdtune.lock
     // (the first on a host) plans before it, then reads the host again under the lock.
-    let lock_exists = root.run().join("mdtune.lock").is_file();
+    let lock_exists = root.lock_file().is_file();
     let mut refusal = Refusal::Input;
     if spec.state == State::Present && !lock_exists {
-        let inv = inventory::read(&root, &scope(spec)).map_err(stop(Exit::Failed))?;
-        plan::plan(spec, &inv).map_err(stop(Exit::Input))?;
+        let inv = host::read(&root, &scope(spec))?;
+        plan::plan(spec, &inv).map_err(RunError::Refused)?;
         refusal = Refusal::AfterWait;
     }
-    let _lock = apply::lock(&root, wait).map_err(stop(Exit::Failed))?;
+    let _lock = lock(&root, wait)?;
     match spec.state {
         State::Reverted => revert(spec, &root),
         State::Present | State::Query => present(spec, &root, refusal),
@@ -162,13 +145,11 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    fn stop(self, e: plan::PlanError) -> Stopped {
+    fn stop(self, e: PlanError) -> RunError {
         match self {
-            Refusal::Input => stop(Exit::Input)(e),
-            Refusal::AfterWait => stop(Exit::Failed)(format!(
-                "the host changed while this run waited for the lock: {e}"
-            )),
-            Refusal::Replay => stop(Exit::Failed)(format!("the persisted state: {e}")),
+            Refusal::Input => RunError::Refused(e),
+            Refusal::AfterWait => RunError::ChangedWhileWaiting(e),
+            Refusal::Replay => RunError::Replay(e),
         }
     }
 }
@@ -195,8 +176,8 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
 }
 
 /// Reads the host and tunes it.
-fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, Stopped> {
-    let inv = inventory::read(root, &scope(spec)).map_err(stop(Exit::Failed))?;
+fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, RunError> {
+    let inv = host::read(root, &scope(spec))?;
     tune(spec, root, &inv, refusal)
 }
 
@@ -205,19 +186,19 @@ pub(crate) fn tune(
     root: &Root,
     inv: &Inventory,
     refusal: Refusal,
-) -> Result<Report, Stopped> {
+) -> Result<Report, RunError> {
     let plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
     let real = spec.state == State::Present && !spec.check_mode;
 
     let files = if spec.persist {
-        persist::plan_files(root, &spec.persisted).map_err(stop(Exit::Failed))?
+        persist::plan_files(root, &spec.persisted)?
     } else {
         Vec::new()
     };
     let due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
     let rule_due = due
         .iter()
-        .any(|f| f.path == root.udev_rule(rule::RULE_FILE));
+        .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
     let mut persisted = Persist {
         changed: spec.state == State::Present && !due.is_empty(),
         files: due
@@ -226,15 +207,13 @@ pub(crate) fn tune(
             .collect(),
         left: Vec::new(),
         udev_reload: (rule_due && spec.state == State::Present)
-            .then(|| rule::reload_udev(root, false)),
+            .then(|| persist::reload_udev(root, false)),
     };
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
-        persist::write_files(root, &files).map_err(stop(Exit::Failed))?;
-        let mut originals = Originals::load(root).map_err(|e| {
-            persist::undo_files(root, &files);
-            stop(Exit::Failed)(e)
-        })?;
+        persist::write_files(root, &files)?;
+        let mut originals =
+            Originals::load(root).inspect_err(|_| persist::undo_files(root, &files))?;
         apply::apply(root, apply::writes(&plan), &mut |w| {
             originals.remember(w, inv)
         })
@@ -246,7 +225,7 @@ pub(crate) fn tune(
         persist::undo_files(root, &files);
         persisted = Persist::default();
     } else if real && rule_due {
-        persisted.udev_reload = Some(rule::reload_udev(root, true));
+        persisted.udev_reload = Some(persist::reload_udev(root, true));
     }
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
@@ -270,13 +249,13 @@ fn note_failed_reload(report: &mut Report) {
     }
 }
 
-fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
-    let originals = Originals::load(root).map_err(stop(Exit::Failed))?;
+fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
+    let originals = Originals::load(root)?;
     let scope = Scope {
         speed_limits: originals.limits(),
         ..Scope::default()
     };
-    let inv = inventory::read(root, &scope).map_err(stop(Exit::Failed))?;
+    let inv = host::read(root, &scope)?;
     let mut plan = originals.revert_plan(&inv);
     let ignored: Vec<&str> = [
         "arrays",
@@ -312,8 +291,8 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
     let mut removals = Vec::new();
     if outcome.failure.is_none() {
         let saved = if held { Vec::new() } else { originals.paths() };
-        removals = persist::removal_plan(root, &saved).map_err(stop(Exit::Failed))?;
-        let rule = root.udev_rule(rule::RULE_FILE);
+        removals = persist::removal_plan(root, &saved)?;
+        let rule = root.udev_rule(persist::RULE_FILE);
         let rule_due = removals.iter().any(|f| f.path == rule);
         let shown = |paths: &mut dyn Iterator<Item = &std::path::PathBuf>| -> Vec<String> {
             paths.map(|p| persist::display(root, p)).collect()
@@ -328,11 +307,11 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
                 .collect();
             // A rule still in place needs no reload.
             let rule_gone = done.removed.contains(&rule);
-            persisted.udev_reload = rule_gone.then(|| rule::reload_udev(root, true));
+            persisted.udev_reload = rule_gone.then(|| persist::reload_udev(root, true));
             removals.retain(|f| done.removed.contains(&f.path));
         } else {
             persisted.files = shown(&mut removals.iter().map(|f| &f.path));
-            persisted.udev_reload = rule_due.then(|| rule::reload_udev(root, false));
+            persisted.udev_reload = rule_due.then(|| persist::reload_udev(root, false));
         }
         persisted.changed = !persisted.files.is_empty();
     }
@@ -342,21 +321,4 @@ fn revert(spec: &Spec, root: &Root) -> Result<Report, Stopped> {
         diff.extend(removals.iter().map(|f| f.diff(root)));
     }
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_millis;
-
-    #[test]
-    fn lock_wait_seconds_parse_without_floating_point() {
-        assert_eq!(parse_millis("5"), Some(5000));
-        assert_eq!(parse_millis("0.3"), Some(300));
-        assert_eq!(parse_millis("2.25"), Some(2250));
-        assert_eq!(parse_millis("1.23456"), Some(1234));
-        assert_eq!(parse_millis("5."), Some(5000));
-        for bad in ["", ".5", "-1", "1e3", "abc", "1.2.3"] {
-            assert_eq!(parse_millis(bad), None, "{bad:?}");
-        }
-    }
 }

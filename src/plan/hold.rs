@@ -11,53 +11,10 @@
 //!
 //! Pure: it reads the inventory's array and changes the plan's copy.
 
-use crate::inventory::Array;
-use crate::kernel;
-use crate::plan::{ArrayPlan, Change};
-use crate::sysfs::{Attr, Value};
-
-/// Why a due change is not written in this run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hold {
-    /// The array reshapes.
-    Reshape,
-    /// External metadata, and no mdmon runs for the container.
-    NoMdmon,
-    /// The stripe cache it must not exceed is held back.
-    AfterStripeCache,
-}
-
-impl Hold {
-    /// The reason in words, for the report and the warnings.
-    pub fn reason(self, array: &Array) -> String {
-        match self {
-            Hold::Reshape => format!(
-                "{} is reshaping ({}): held back until the reshape ends (writes that suspend the \
-                 array wait, and a reshape needs {} stripes per chunk in the cache)",
-                array.name,
-                array.reshape.as_deref().unwrap_or("reshape"),
-                kernel::RESHAPE_STRIPES_PER_CHUNK
-            ),
-            Hold::NoMdmon => {
-                let (container, why) = match &array.external {
-                    Some(e) => (e.container.as_str(), e.mdmon.as_ref().err()),
-                    None => ("?", None),
-                };
-                format!(
-                    "{} has external metadata and no mdmon runs for its container {container} \
-                     ({}): writing stripe_cache_size would wait for mdmon forever",
-                    array.name,
-                    why.map_or("not found", String::as_str)
-                )
-            }
-            Hold::AfterStripeCache => format!(
-                "{}: stripe_cache_size is held back and the kernel refuses a \
-                 preread_bypass_threshold above the live stripe cache",
-                array.name
-            ),
-        }
-    }
-}
+use super::model::{ArrayPlan, Change, Hold};
+use crate::host::Array;
+use crate::md::kernel;
+use crate::md::{Attr, Value};
 
 /// Marks the due changes of `ap` that must wait, and warns once per array.
 pub(crate) fn hold_back(array: &Array, ap: &mut ArrayPlan, warnings: &mut Vec<String>) {

@@ -5,12 +5,12 @@
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
 //! with one `read` into one reused page; subdirectories are opened the same way; directories are
 //! listed with `getdents64` into one reused buffer. Paths through links below a directory
-//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::device`) are opened in one
+//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::host`'s device walks) are opened in one
 //! `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it. Without `openat2` (kernels before
 //! 5.6), a link that must be followed is opened once and its real path, as the kernel reports
 //! it in `/proc/self/fd`, checked against the confining directory ([`Dir::follow`]).
 //!
-//! The system calls std lacks come from `crate::calls`; reading and closing go through std
+//! The system calls std lacks come from [`super::calls`]; reading and closing go through std
 //! ([`File`], [`OwnedFd`]).
 
 use std::cell::RefCell;
@@ -19,8 +19,10 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use crate::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at, O_DIRECTORY};
-use crate::sysfs::O_NOFOLLOW;
+use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at};
+use super::consts::{
+    absent, leads_out_error, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH,
+};
 
 /// Big enough for `sys/block` of a host with about 1,000 block devices in one call.
 const DENTS_BUFFER: usize = 32 * 1024;
@@ -115,7 +117,7 @@ impl Dir {
     }
 
     /// The last component of the real path (`nvme0n1` for `.../nvme/nvme0/nvme0n1`).
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         self.path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -148,7 +150,7 @@ impl Dir {
 
     /// Follows `name` (a link to a directory, such as `slaves/nvme0n1`; it may hold `/`) and
     /// returns the directory it leads to, only when that lies inside `within` (else an error of
-    /// kind `PermissionDenied` saying where it leads).
+    /// kind [`LeadsOut`](super::consts::LeadsOut) saying where it leads).
     pub(crate) fn follow(&self, name: &str, within: &Path) -> io::Result<Dir> {
         let fd = open_at(Some(self.fd.as_fd()), name, O_DIRECTORY)?;
         confined(fd, &self.path.join(name), within)
@@ -222,11 +224,8 @@ impl Dir {
 /// opens each directory on the way with [`Dir::follow`], which checks where it leads.
 impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
-    /// kind `PermissionDenied` when resolving it would leave this directory.
+    /// kind [`LeadsOut`](super::consts::LeadsOut) when resolving it would leave this directory.
     fn open_under(&self, path: &[&str], flags: i32) -> io::Result<Option<OwnedFd>> {
-        const ENOENT: i32 = 2;
-        const ENOTDIR: i32 = 20;
-        const EXDEV: i32 = 18;
         match open_under(self.fd.as_fd(), path, flags) {
             Ok(Some(fd)) => Ok(Some(fd)),
             Ok(None) => Err(io::Error::new(
@@ -234,14 +233,11 @@ impl Dir {
                 "openat2 is not available",
             )),
             Err(e) if matches!(e.raw_os_error(), Some(ENOENT | ENOTDIR)) => Ok(None),
-            Err(e) if e.raw_os_error() == Some(EXDEV) => Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} leads out of {}",
-                    self.path.join(path.join("/")).display(),
-                    self.path.display()
-                ),
-            )),
+            Err(e) if e.raw_os_error() == Some(EXDEV) => Err(leads_out_error(format!(
+                "{} leads out of {}",
+                self.path.join(path.join("/")).display(),
+                self.path.display()
+            ))),
             Err(e) => Err(e),
         }
     }
@@ -298,10 +294,6 @@ impl Dir {
     }
 }
 
-/// `O_PATH` (the same on every architecture mdtune builds for): a descriptor that only names
-/// the file; opening it runs none of the file's code.
-const O_PATH: i32 = 0o10000000;
-
 /// How many entries the open directory `fd` has, and how many of them `pick` accepts. When its
 /// link count tells how many subdirectories it has, that is both numbers and nothing is listed:
 /// sysfs (kernfs) gives a directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs
@@ -355,29 +347,20 @@ fn confined(fd: OwnedFd, path: &Path, within: &Path) -> io::Result<Dir> {
     let real = read_link_at(None, &format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .or_else(|_| std::fs::canonicalize(path))?;
     if !real.starts_with(within) {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} leads out of {} (to {})",
-                path.display(),
-                within.display(),
-                real.display()
-            ),
-        ));
+        return Err(leads_out_error(format!(
+            "{} leads out of {} (to {})",
+            path.display(),
+            within.display(),
+            real.display()
+        )));
     }
     Ok(Dir { fd, path: real })
-}
-
-/// Errors that mean "no such directory here": absent, a file, or a link (ELOOP with O_NOFOLLOW).
-fn absent(e: &io::Error) -> bool {
-    const ENOTDIR: i32 = 20;
-    const ELOOP: i32 = 40;
-    e.kind() == io::ErrorKind::NotFound || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::consts::leads_out;
     use std::fs;
     use std::os::unix::fs::symlink;
 
@@ -425,7 +408,7 @@ mod tests {
         assert_eq!(disk.path(), sys.join("devices/disk0"));
         assert_eq!(disk.count_sub("mq", |_| true), (1, 1));
         let out = block.follow("out", &sys).unwrap_err();
-        assert_eq!(out.kind(), io::ErrorKind::PermissionDenied);
+        assert!(leads_out(&out), "{out}");
         assert!(out
             .to_string()
             .ends_with(&format!("(to {})", dir.join("elsewhere").display())));
@@ -459,7 +442,7 @@ mod tests {
         assert!(dev.read("linked/rotational").is_err(), "a linked directory");
         assert!(dev.read("queue/link").is_err(), "a linked file");
         // The same without openat2: openat(O_NOFOLLOW) one component at a time.
-        let walk = |p: &str| crate::calls::walk_no_symlinks(dev.fd.as_fd(), p, 0);
+        let walk = |p: &str| crate::sys::calls::walk_no_symlinks(dev.fd.as_fd(), p, 0);
         assert!(walk("queue/rotational").is_ok());
         assert_eq!(
             walk("queue/missing").unwrap_err().kind(),
@@ -517,7 +500,7 @@ mod tests {
             "block/disk0/../../../elsewhere",
         ] {
             let e = sys_dir.exists_under(&[out]).unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{out}: {e}");
+            assert!(leads_out(&e), "{out}: {e}");
         }
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,25 +1,24 @@
 //! `mdtune --udev NAME`: the persisted udev rule's entry point. It replays the persisted desired
 //! state for one array and logs to the system log, since udev discards stdout.
 //!
-//! The order matters (contract section 6): the name is checked and the root opened first (exit 2,
+//! The order matters (docs/reference.md §6): the name is checked and the root opened first (exit 2,
 //! nothing written), then the lock is taken, and only then is the persisted state read, so a
 //! replay that waited for a revert or a newer `persist` applies what is persisted now. An
 //! inactive array (a `change` event during incremental assembly, or `udevadm trigger`) is left
 //! alone, quietly and successfully: its tunables do not exist yet.
 
-use crate::apply;
-use crate::inventory;
+use super::exit::{failure, Exit};
+use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
+use super::module::{open_root, scope, tune, Refusal, RunError};
+use crate::host;
 use crate::persist;
-use crate::report::{self, Report};
-use crate::run::{
-    fail, lock_wait, open_root, scope, stop, tune, Exit, Refusal, Stopped, UDEV_LOCK_WAIT_MS,
-};
+use crate::report::Report;
 use crate::spec::{Spec, State};
 use std::path::Path;
 
 /// The longest md kernel name: the kernel keeps disk names in `char disk_name[DISK_NAME_LEN]`
 /// (32 bytes with the terminating NUL), and md's `add_named_array` refuses longer ones.
-pub const MAX_NAME_LEN: usize = 31;
+pub(crate) const MAX_NAME_LEN: usize = 31;
 
 /// What a replay did.
 enum Replay {
@@ -30,7 +29,7 @@ enum Replay {
 
 /// True if and only if `name` is a kernel name md can give an array: `md` followed by letters,
 /// digits, `_`, `.` and `-` (`md0`, `md_d0`, `md_hana-data`), at most [`MAX_NAME_LEN`] bytes.
-pub fn is_md_name(name: &str) -> bool {
+pub(crate) fn is_md_name(name: &str) -> bool {
     name.starts_with("md")
         && (3..=MAX_NAME_LEN).contains(&name.len())
         && name
@@ -43,13 +42,9 @@ pub fn is_md_name(name: &str) -> bool {
 /// a failure also goes to the system log, where an operator sees it.
 pub fn udev(name: &str, root: &Path) -> (String, Exit) {
     match replay(name, root) {
-        Err(s) => {
-            syslog::log(
-                root,
-                syslog::ERR,
-                &format!("--udev {name} failed: {}", s.msg),
-            );
-            (report::failure(&s.msg).to_string(), s.code)
+        Err(e) => {
+            syslog::log(root, syslog::ERR, &format!("--udev {name} failed: {e}"));
+            (failure(&e.to_string()).to_string(), e.exit())
         }
         Ok(Replay::Nothing(msg)) => {
             let json =
@@ -72,30 +67,24 @@ pub fn udev(name: &str, root: &Path) -> (String, Exit) {
     }
 }
 
-fn replay(name: &str, root_path: &Path) -> Result<Replay, Stopped> {
+fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
     if !is_md_name(name) {
-        return fail(
-            format!(
-                "--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {MAX_NAME_LEN} characters)"
-            ),
-            Exit::Input,
-        );
+        return Err(RunError::NotMdName {
+            name: name.to_string(),
+            max: MAX_NAME_LEN,
+        });
     }
     let root = open_root(root_path)?;
-    let _lock = apply::lock(&root, lock_wait(UDEV_LOCK_WAIT_MS)).map_err(stop(Exit::Failed))?;
-    let Some(text) = persist::load_state(&root).map_err(stop(Exit::Failed))? else {
+    let _lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
+    let Some(text) = persist::load_state(&root)? else {
         return Ok(Replay::Nothing(format!(
             "{name}: nothing persisted to apply"
         )));
     };
-    let mut spec = Spec::from_json(&text)
-        .map_err(|e| {
-            format!(
-                "the persisted state /etc/mdtune/{} is unusable: {e}",
-                persist::STATE_FILE
-            )
-        })
-        .map_err(stop(Exit::Failed))?;
+    let mut spec = Spec::from_json(&text).map_err(|source| RunError::Persisted {
+        path: format!("/etc/mdtune/{}", persist::STATE_FILE),
+        source,
+    })?;
     if spec.state != State::Present {
         return Ok(Replay::Nothing(format!(
             "{name}: nothing persisted to apply"
@@ -106,7 +95,7 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, Stopped> {
     spec.persist = false;
     spec.check_mode = false;
     spec.diff = false;
-    let inv = inventory::read(&root, &scope(&spec)).map_err(stop(Exit::Failed))?;
+    let inv = host::read(&root, &scope(&spec))?;
     match inv.arrays.first() {
         None => Ok(Replay::Nothing(format!(
             "{name}: not an md array on this host"
@@ -122,8 +111,8 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, Stopped> {
 /// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
 /// confined to the root: `dev/` must resolve inside it, `dev/log` must be a socket, and
 /// `dev/kmsg` is opened with `O_NOFOLLOW`, appending, and never created.
-pub mod syslog {
-    use crate::sysfs::{self, Root};
+pub(crate) mod syslog {
+    use crate::sys::{self, Root};
     use std::fs::OpenOptions;
     use std::io::Write;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -131,11 +120,11 @@ pub mod syslog {
     use std::path::Path;
 
     /// Facility daemon (3), severity error (3).
-    pub const ERR: u8 = 3 * 8 + 3;
+    pub(crate) const ERR: u8 = 3 * 8 + 3;
     /// Facility daemon (3), severity info (6).
-    pub const INFO: u8 = 3 * 8 + 6;
+    pub(crate) const INFO: u8 = 3 * 8 + 6;
 
-    pub fn log(root: &Path, priority: u8, msg: &str) {
+    pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
         // An unusable root has no log of its own to write to.
         let Ok(root) = Root::new(root) else { return };
         let dev = root.base().join("dev");
@@ -156,7 +145,7 @@ pub mod syslog {
         let Some(kmsg) = file("kmsg") else { return };
         if let Ok(mut f) = OpenOptions::new()
             .append(true)
-            .custom_flags(sysfs::O_NOFOLLOW)
+            .custom_flags(sys::O_NOFOLLOW)
             .open(kmsg)
         {
             let _ = f.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());

@@ -1,4 +1,4 @@
-//! Where members become queues (contract section 5): the array's members as md lists them, the
+//! Where members become queues (docs/reference.md §5): the array's members as md lists them, the
 //! role md gives each (active, rebuilding, spare, faulty, journal), and the devices that carry
 //! each member's hardware queues, followed down the block stack.
 //!
@@ -21,9 +21,10 @@
 //! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
 //! touching the rules.
 
-use crate::device::{leads_out, Device, Devices};
-use crate::dirfd::{trimmed, Dir};
-use crate::kernel;
+use super::device::{Device, Devices};
+use crate::md::kernel;
+use crate::sys::leads_out;
+use crate::sys::{trimmed, Dir};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io;
@@ -52,7 +53,7 @@ pub enum Role {
 
 impl Role {
     /// The role md shows for a member with this `state` (a comma list) and `slot`.
-    pub fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
+    pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
         let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
         let has = |f: &str| flags.contains(&f);
         let slot = slot.map(str::trim);
@@ -88,7 +89,7 @@ impl Role {
     }
 
     /// Why a member in this role does not count, or `None` when it counts.
-    pub fn not_counted(self) -> Option<&'static str> {
+    pub(crate) fn not_counted(self) -> Option<&'static str> {
         match self {
             Role::Active | Role::Rebuilding | Role::Replacement | Role::Unknown => None,
             Role::Spare => Some("spare: carries no data until a member fails"),
@@ -160,7 +161,7 @@ pub(crate) struct Topology<'a> {
 }
 
 impl<'a> Topology<'a> {
-    pub(crate) fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
+    pub fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
         Topology {
             devices,
             block_names,

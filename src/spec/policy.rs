@@ -1,9 +1,9 @@
 //! `thread_policy`: the `group_thread_cnt` of every selected raid4/5/6 array whose entry sets
 //! none, as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and
-//! `combine` (contract section 2). How `auto` turns queues into a count is [`auto`](crate::auto)'s.
+//! `combine` (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
 
-use crate::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
-use crate::sysfs::Value;
+use super::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
+use crate::md::Value;
 use serde_json::Value as Json;
 
 /// How `auto` combines the members' queue counts.
@@ -20,7 +20,7 @@ pub struct AutoParams {
     /// Defaults to the online CPUs divided by the possible NUMA nodes; never above
     /// [`MAX_THREADS`].
     pub max: Option<u64>,
-    pub combine: Combine,
+    pub(crate) combine: Combine,
 }
 
 impl Default for AutoParams {
@@ -50,7 +50,7 @@ pub(crate) fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
                 invalid(
                     "thread_policy",
                     v,
-                    "\"auto\", \"off\", an integer 0..8192, or an object with mode/value/min/max/combine",
+                    "\"auto\", \"off\" (or false), an integer 0..8192, or an object with mode/value/min/max/combine",
                 )
             })?,
             auto: AutoParams::default(),
@@ -63,7 +63,11 @@ pub(crate) fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
             .map(|v| parse_int(&format!("thread_policy.{k}"), v, 0, MAX_THREADS))
             .transpose()
     };
-    let mode = get("mode").map_or(Some("auto"), Json::as_str);
+    // `mode: off` in YAML arrives as false.
+    let mode = get("mode").map_or(Some("auto"), |m| match m {
+        Json::Bool(false) => Some("off"),
+        m => m.as_str(),
+    });
     let want = match mode {
         Some("auto") => Want::Auto,
         Some("off") => Want::Value(Value::Int(0)),

@@ -8,16 +8,16 @@
 //! after installing, changing or removing it, mdtune runs `udevadm control --reload` on the host
 //! itself (root `/`, udevd running), and with any other root reports what it would run.
 
-use crate::report::Reload;
-use crate::sysfs::Root;
+use crate::sys::Root;
+use serde::Serialize;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// The udev rule, under `etc/udev/rules.d/`.
-pub const RULE_FILE: &str = "90-mdtune.rules";
+pub(crate) const RULE_FILE: &str = "90-mdtune.rules";
 /// What tells udevd to re-read its rules. udevd checks rule timestamps at most every 3 s, at its
 /// next event, so an array assembled right after `persist` could otherwise miss the new rule.
-pub const RELOAD_COMMAND: &str = "udevadm control --reload";
+pub(crate) const RELOAD_COMMAND: &str = "udevadm control --reload";
 /// udevd's control socket: it exists while udevd runs.
 const UDEV_CONTROL: &str = "/run/udev/control";
 
@@ -25,7 +25,7 @@ const UDEV_CONTROL: &str = "/run/udev/control";
 /// `change` (an array starts running) and `add` (coldplug of an array the initramfs assembled;
 /// a fresh array's own `add` finds it inactive). mdtune reads before it writes, so the repeated
 /// events from mdadm's `watch` option cost reads only.
-pub fn udev_rule(binary: &str) -> String {
+pub(crate) fn udev_rule(binary: &str) -> String {
     format!(
         "\
 # Installed by mdtune (persist: true); removed by state: reverted.
@@ -41,7 +41,7 @@ SUBSYSTEM==\"block\", ACTION==\"add|change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\
 /// Tells udevd that the rule changed ([`RELOAD_COMMAND`]), when that makes sense: a real run
 /// (`run`), on the host itself (root `/`), with udevd running. Otherwise says what would be run
 /// and why it was not. This is the only program mdtune ever starts.
-pub fn reload_udev(root: &Root, run: bool) -> Reload {
+pub(crate) fn reload_udev(root: &Root, run: bool) -> Reload {
     let not_run = |why: String| Reload {
         command: RELOAD_COMMAND,
         ran: false,
@@ -89,6 +89,17 @@ pub fn reload_udev(root: &Root, run: bool) -> Reload {
         ran: true,
         result,
     }
+}
+
+/// Telling udevd that its rules changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reload {
+    /// The command (`udevadm control --reload`).
+    pub(crate) command: &'static str,
+    /// Whether it was run: only on the host itself (root `/`) with udevd running.
+    pub(crate) ran: bool,
+    /// `reloaded`, `failed (...): ...`, or `not run: <why>`.
+    pub(crate) result: String,
 }
 
 #[cfg(test)]

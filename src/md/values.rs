@@ -1,123 +1,19 @@
-//! The md attributes mdtune may touch (a fixed list: nothing else is ever opened for writing) and
-//! the values the kernel prints and accepts for them: parsing what `md/` and
-//! `/proc/sys/dev/raid` print (`"200000 (system)"`, negative C ints, `N / M` progress, CPU lists)
-//! and formatting what is written back. Pure: no I/O here; [`crate::sysfs`] reads and writes.
+//! The values the kernel prints and accepts for the attributes of [`super::attr`]: parsing what
+//! `md/` and `/proc/sys/dev/raid` print (`"200000 (system)"`, negative C ints, `N / M` progress,
+//! CPU lists) and formatting what is written back. Pure: no I/O here; `crate::sys` reads and
+//! writes.
 
+use super::attr::Kind;
+use super::kernel;
 use serde::{Serialize, Serializer};
 use std::fmt;
-
-/// The system-wide resync limits in `/proc/sys/dev/raid`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SpeedLimit {
-    Min,
-    Max,
-}
-
-impl SpeedLimit {
-    pub const ALL: [SpeedLimit; 2] = [SpeedLimit::Min, SpeedLimit::Max];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SpeedLimit::Min => "speed_limit_min",
-            SpeedLimit::Max => "speed_limit_max",
-        }
-    }
-}
-
-/// Which arrays have an attribute: the kernel creates the files only for these levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// raid4/5/6 only (the raid456 personality).
-    Raid456,
-    /// Every redundant level: raid1/4/5/6/10.
-    Redundant,
-}
-
-/// How an attribute's value is printed and parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// An unsigned number (`%d` of a value the kernel keeps non-negative).
-    Int,
-    /// A C int that can read negative: `/proc/sys/dev/raid/speed_limit_*`.
-    CInt,
-    Bool,
-    /// `sync_speed_*`: a number with a `(system)` or `(local)` suffix.
-    SyncSpeed,
-}
-
-/// The md attributes mdtune may write. Nothing outside this list is ever opened for writing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Attr {
-    GroupThreadCnt,
-    StripeCacheSize,
-    PrereadBypassThreshold,
-    SkipCopy,
-    SyncSpeedMin,
-    SyncSpeedMax,
-    SyncForceParallel,
-}
-
-impl Attr {
-    /// Every attribute, in the order writes happen: `stripe_cache_size` before
-    /// `preread_bypass_threshold`, which the kernel caps at the stripe cache size.
-    pub const ALL: [Attr; 7] = [
-        Attr::GroupThreadCnt,
-        Attr::StripeCacheSize,
-        Attr::PrereadBypassThreshold,
-        Attr::SkipCopy,
-        Attr::SyncSpeedMin,
-        Attr::SyncSpeedMax,
-        Attr::SyncForceParallel,
-    ];
-
-    /// The file name under `md/`, which is also the input and output key.
-    pub fn name(self) -> &'static str {
-        match self {
-            Attr::GroupThreadCnt => "group_thread_cnt",
-            Attr::StripeCacheSize => "stripe_cache_size",
-            Attr::PrereadBypassThreshold => "preread_bypass_threshold",
-            Attr::SkipCopy => "skip_copy",
-            Attr::SyncSpeedMin => "sync_speed_min",
-            Attr::SyncSpeedMax => "sync_speed_max",
-            Attr::SyncForceParallel => "sync_force_parallel",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Attr> {
-        Attr::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    pub fn family(self) -> Family {
-        match self {
-            Attr::GroupThreadCnt
-            | Attr::StripeCacheSize
-            | Attr::PrereadBypassThreshold
-            | Attr::SkipCopy => Family::Raid456,
-            Attr::SyncSpeedMin | Attr::SyncSpeedMax | Attr::SyncForceParallel => Family::Redundant,
-        }
-    }
-
-    pub fn kind(self) -> Kind {
-        match self {
-            Attr::SkipCopy | Attr::SyncForceParallel => Kind::Bool,
-            Attr::SyncSpeedMin | Attr::SyncSpeedMax => Kind::SyncSpeed,
-            _ => Kind::Int,
-        }
-    }
-}
-
-impl fmt::Display for Attr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A typed attribute value, as read from or written to the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
     Int(u64),
     /// A C int the kernel printed negative (`sync_speed_*`, `speed_limit_*`; see
-    /// [`crate::kernel::sync_speed_store`]). Always below zero: zero and up are [`Value::Int`].
+    /// `kernel::sync_speed_store`). Always below zero: zero and up are [`Value::Int`].
     Negative(i64),
     Bool(bool),
     /// `sync_speed_*` following the system-wide limit (the kernel prints `N (system)`).
@@ -126,7 +22,7 @@ pub enum Value {
 
 impl Value {
     /// A signed number as a value: [`Value::Negative`] below zero, [`Value::Int`] otherwise.
-    pub fn signed(n: i64) -> Value {
+    pub(crate) fn signed(n: i64) -> Value {
         u64::try_from(n).map_or(Value::Negative(n), Value::Int)
     }
 
@@ -193,7 +89,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
 
 /// A number the kernel printed with `%d` from an int: negative values are kept, and an
 /// unsigned number in 2^31..2^32 (what a test root holds after mdtune wrote a negative
-/// `sync_speed_*` back, see [`crate::kernel::sync_speed_store`]) reads as the kernel shows it.
+/// `sync_speed_*` back, see [`kernel::sync_speed_store`]) reads as the kernel shows it.
 fn c_int(text: &str) -> Option<Value> {
     if let Ok(n) = text.parse::<u64>() {
         if (1 << 31..1 << 32).contains(&n) {
@@ -206,9 +102,9 @@ fn c_int(text: &str) -> Option<Value> {
 
 /// The text to write for `value` as an attribute of `kind`: what [`Value::to_kernel`] gives,
 /// except that a negative `sync_speed_*` is written as the unsigned number the kernel stores.
-pub fn kernel_text(kind: Kind, value: Value) -> String {
+pub(crate) fn kernel_text(kind: Kind, value: Value) -> String {
     match (kind, value) {
-        (Kind::SyncSpeed, Value::Negative(n)) => crate::kernel::sync_speed_store(n).to_string(),
+        (Kind::SyncSpeed, Value::Negative(n)) => kernel::sync_speed_store(n).to_string(),
         _ => value.to_kernel(),
     }
 }

@@ -1,19 +1,20 @@
-//! How the rules of `crate::topology` reach a block device's directory and read in it, confined
+//! How the rules of [`super::topology`] reach a block device's directory and read in it, confined
 //! to `sys/` and cheaply.
 //!
 //! A [`Device`] is a path from `sys/` through the kernel's links
 //! (`block/md0/md/dev-nvme0n1/block`), never opened itself: each file or directory under it is
 //! opened with one `openat2(RESOLVE_BENEATH)` from `sys/`, and the kernel refuses any walk that
 //! would leave `sys/` (a `..` too many, an absolute link; a walk that races with a rename
-//! elsewhere is made again, `crate::calls`). Following a member thus costs no system
+//! elsewhere is made again, in `crate::sys`). Following a member thus costs no system
 //! call of its own: reading its `mq/` is one open, as for a program that trusts every link. Only a
 //! partition's disk is opened, to learn its name from the kernel (`/proc/self/fd`).
 //!
 //! Kernels without `openat2` (before 5.6) take the older way: every device directory is opened
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
-//! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the layouts both ways.
+//! calls per link. Both ways give the same answers; `tests/integration/layouts.rs` runs the
+//! layouts both ways.
 
-use crate::dirfd::{trimmed, Dir};
+use crate::sys::{trimmed, Dir};
 use std::io;
 use std::path::PathBuf;
 
@@ -40,13 +41,8 @@ pub(crate) struct Devices<'a> {
     block: &'a Dir,
 }
 
-/// Whether an error means that the path leads out of `sys/` (rather than that it is absent).
-pub(crate) fn leads_out(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::PermissionDenied
-}
-
 impl<'a> Devices<'a> {
-    pub(crate) fn new(sys: &'a Dir, block: &'a Dir) -> Devices<'a> {
+    pub fn new(sys: &'a Dir, block: &'a Dir) -> Devices<'a> {
         Devices { sys, block }
     }
 
@@ -66,7 +62,7 @@ impl<'a> Devices<'a> {
 
     /// The device `name` of `sys/block` (an NVMe path device).
     pub(crate) fn block_entry(&self, name: &str) -> io::Result<Device> {
-        if crate::calls::have_openat2() {
+        if crate::sys::have_openat2() {
             return Ok(self.at(name, format!("block/{name}")));
         }
         self.block.follow(name, self.sys.path()).map(open)
@@ -76,7 +72,7 @@ impl<'a> Devices<'a> {
     /// named `name`.
     pub(crate) fn below(&self, dev: &Device, link: &str, name: &str) -> io::Result<Device> {
         match &dev.at {
-            At::Path(p) if crate::calls::have_openat2() => Ok(self.at(name, format!("{p}/{link}"))),
+            At::Path(p) if crate::sys::have_openat2() => Ok(self.at(name, format!("{p}/{link}"))),
             At::Path(p) => self
                 .sys
                 .follow(&format!("{p}/{link}"), self.sys.path())

@@ -2,8 +2,9 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
-use crate::input::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
-use crate::sysfs::{Attr, Kind, Value};
+use super::input::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
+use crate::md::uuid_hex;
+use crate::md::{Attr, Kind, Value};
 use glob::Pattern;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ pub enum NameSelector {
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// Position in `arrays`, for messages and `source`.
-    pub index: usize,
+    pub(crate) index: usize,
     pub name: Option<NameSelector>,
     /// 32 lowercase hex digits, from either the mdadm or the kernel form.
     pub uuid: Option<String>,
@@ -33,7 +34,7 @@ pub struct Entry {
 impl Entry {
     /// True if and only if the entry names its arrays exactly (no glob), so that a setting the
     /// array lacks is an error rather than a skip.
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         !matches!(self.name, Some(NameSelector::Glob(_)))
     }
 }
@@ -153,25 +154,11 @@ fn parse_selector(key: &str, v: &Json) -> Result<NameSelector, SpecError> {
 
 /// mdadm's `aaaaaaaa:bbbbbbbb:cccccccc:dddddddd` or the kernel's dashed form, as 32 hex digits.
 fn parse_uuid(key: &str, v: &Json) -> Result<String, SpecError> {
-    let s = v.as_str().map(str::trim).unwrap_or_default();
-    let groups: Vec<&str> = s.split([':', '-']).collect();
-    let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();
-    let ok = (shape == [8, 8, 8, 8] && !s.contains('-')
-        || shape == [8, 4, 4, 4, 12] && !s.contains(':'))
-        && groups
-            .iter()
-            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()));
-    if !ok {
-        return Err(invalid(
+    uuid_hex(v.as_str().unwrap_or_default()).ok_or_else(|| {
+        invalid(
             key,
             v,
             "mdadm's form (xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx) or the kernel's (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
-        ));
-    }
-    Ok(groups.concat().to_ascii_lowercase())
-}
-
-/// The 32 hex digits of a uuid in either form, or `None` when it is neither.
-pub fn uuid_hex(text: &str) -> Option<String> {
-    parse_uuid("uuid", &Json::String(text.to_string())).ok()
+        )
+    })
 }

@@ -1,19 +1,19 @@
-//! How `auto` turns an array's members into a `group_thread_cnt` (contract section 2 and
+//! How `auto` turns an array's members into a `group_thread_cnt` (docs/reference.md §2 and
 //! docs/auto.md): the hardware queues of the counted (active) members, combined by `min` (or
 //! `max`), 0 for one queue or fewer, else clamped to `min..max`, where `max` defaults to the
 //! online CPUs per possible NUMA node, never above the kernel's 8192. Pure: the queues come from
-//! [`crate::topology`] through the inventory.
+//! `crate::host` through the inventory.
 
-use crate::inventory::Member;
-use crate::kernel;
+use crate::host::Member;
+use crate::md::kernel;
 use crate::spec::{AutoParams, Combine, MAX_THREADS};
 
 /// The CPUs the `auto` default ceiling is computed from.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Cpus {
-    pub online: Option<u64>,
+pub(crate) struct Cpus {
+    pub(crate) online: Option<u64>,
     /// Possible NUMA nodes; `None` is one node.
-    pub nodes: Option<u64>,
+    pub(crate) nodes: Option<u64>,
 }
 
 /// The `auto` thread count for an array: `(combined queues, threads)`, or why it cannot be known.
@@ -22,7 +22,7 @@ pub struct Cpus {
 /// gains nothing from more threads); otherwise the combined count clamped to `min..max`, where
 /// `max` defaults to the online CPUs divided by the possible NUMA nodes (the kernel starts that
 /// many workers on every node, [`kernel::threads_per_node`]), and never above the kernel's 8192.
-pub fn auto_threads(
+pub(crate) fn auto_threads(
     members: &[Member],
     params: &AutoParams,
     cpus: Cpus,

@@ -1,13 +1,13 @@
 //! Typed values as playbooks and pillars send them: `8` and `"8"` are the integer 8, `yes` and
 //! `true` are booleans, and every refusal is a [`SpecError`] naming the key, the value and what is
-//! allowed. The building blocks that [`spec`](crate::spec), [`entry`](crate::entry) and
-//! [`policy`](crate::policy) validate their keys with; this module knows no key of its own.
+//! allowed. The building blocks that [`desired`](super::desired), [`entry`](super::entry) and
+//! [`policy`](super::policy) validate their keys with; this module knows no key of its own.
 
-use crate::sysfs::Value;
+use crate::md::Value;
 use serde_json::{Map, Value as Json};
 
 /// The kernel's limit for `group_thread_cnt` (raid5.c rejects anything above it).
-pub const MAX_THREADS: u64 = crate::kernel::GROUP_THREAD_CNT_MAX;
+pub const MAX_THREADS: u64 = crate::md::kernel::GROUP_THREAD_CNT_MAX;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SpecError {
@@ -58,7 +58,7 @@ pub(crate) fn check_keys(
 }
 
 /// An integer in `lo..=hi`, given as a JSON number or a string of digits.
-pub fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError> {
+pub(crate) fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError> {
     let n = match v {
         Json::Number(n) => n.as_u64(),
         Json::String(s) => s.trim().parse::<u64>().ok(),
@@ -69,7 +69,7 @@ pub fn parse_int(key: &str, v: &Json, lo: u64, hi: u64) -> Result<u64, SpecError
 }
 
 /// A boolean as Ansible reads one: true/false, yes/no, on/off, y/n, 1/0.
-pub fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
+pub(crate) fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
     let b = match v {
         Json::Bool(b) => Some(*b),
         Json::Number(n) => match n.as_u64() {
@@ -89,11 +89,15 @@ pub fn parse_bool(key: &str, v: &Json) -> Result<bool, SpecError> {
 
 /// `"auto"`, `"off"` or an integer 0..8192.
 pub(crate) fn parse_threads(key: &str, v: &Json) -> Result<Want, SpecError> {
+    // YAML 1.1 reads a bare `off` as the boolean false: it means "off" here (docs/reference.md §2).
+    if *v == Json::Bool(false) {
+        return Ok(Want::Value(Value::Int(0)));
+    }
     match v.as_str().map(str::trim) {
         Some("auto") => Ok(Want::Auto),
         Some("off") => Ok(Want::Value(Value::Int(0))),
         _ => parse_int(key, v, 0, MAX_THREADS)
             .map(|n| Want::Value(Value::Int(n)))
-            .map_err(|_| invalid(key, v, "\"auto\", \"off\" or an integer 0..8192")),
+            .map_err(|_| invalid(key, v, "\"auto\", \"off\" (or false) or an integer 0..8192")),
     }
 }

@@ -1,5 +1,5 @@
 //! The live host, read only: every md array under the root with its level, state, members (their
-//! roles and hardware queues come from [`crate::topology`]), the tunable values in force, the
+//! roles and hardware queues come from [`super::topology`]), the tunable values in force, the
 //! sync progress, whether it reshapes, and for external-metadata arrays whether mdmon runs for
 //! the container. Also the system facts `auto` needs: online CPUs and possible NUMA nodes.
 //!
@@ -8,17 +8,17 @@
 //! the plan skips that array with a warning instead of failing the run. This module reads; it
 //! never decides what should change.
 
-use crate::device::Devices;
-use crate::dirfd::{trimmed, Dir};
-use crate::kernel;
-use crate::sysfs::{self, Attr, Family, Kind, Root, SpeedLimit, Value};
-use crate::topology::Topology;
+use super::device::Devices;
+use super::topology::Topology;
+use crate::md::{Attr, Family, Kind, SpeedLimit, Value};
+use crate::sys::{self, Root};
+use crate::sys::{trimmed, Dir};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 
-pub use crate::topology::{Leaf, Member, Role};
+pub(crate) use super::topology::Member;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
@@ -44,7 +44,7 @@ impl InventoryError {
         match self {
             InventoryError::Parse { .. } | InventoryError::Empty { .. } => true,
             InventoryError::Read { source, .. } => {
-                matches!(source.raw_os_error(), Some(kernel::EBUSY | kernel::ENODEV))
+                matches!(source.raw_os_error(), Some(sys::EBUSY | sys::ENODEV))
             }
             InventoryError::Number { .. } => false,
         }
@@ -97,16 +97,16 @@ pub struct Array {
 }
 
 impl Array {
-    pub fn is_container(&self) -> bool {
+    pub(crate) fn is_container(&self) -> bool {
         self.metadata_version.starts_with("external:") && self.level.is_empty()
     }
 
-    pub fn is_inactive(&self) -> bool {
+    pub(crate) fn is_inactive(&self) -> bool {
         matches!(self.array_state.as_str(), "inactive" | "clear" | "")
     }
 
     /// The mdadm form of the uuid (`aaaaaaaa:bbbbbbbb:cccccccc:dddddddd`).
-    pub fn mdadm_uuid(&self) -> Option<String> {
+    pub(crate) fn mdadm_uuid(&self) -> Option<String> {
         let u = self.uuid.as_ref().filter(|u| u.len() == 32)?;
         Some(format!(
             "{}:{}:{}:{}",
@@ -118,7 +118,7 @@ impl Array {
     }
 
     /// Why an attribute of `family` is absent from this array, in words a person can act on.
-    pub fn lacks(&self, family: Family) -> String {
+    pub(crate) fn lacks(&self, family: Family) -> String {
         let (wants, levels): (&str, &[&str]) = match family {
             Family::Raid456 => ("raid4/5/6", &["raid4", "raid5", "raid6"]),
             Family::Redundant => (
@@ -170,11 +170,11 @@ pub struct Inventory {
 #[derive(Clone, Debug)]
 pub struct Scope {
     /// Read only this array (the udev path); `None` reads them all.
-    pub only: Option<String>,
-    pub speed_limits: Vec<SpeedLimit>,
+    pub(crate) only: Option<String>,
+    pub(crate) speed_limits: Vec<SpeedLimit>,
     /// The tunable attributes to read on every array (three system calls each): a run reads
     /// those it may plan, not all seven.
-    pub attrs: Vec<Attr>,
+    pub(crate) attrs: Vec<Attr>,
 }
 
 impl Default for Scope {
@@ -234,7 +234,7 @@ fn count_list(
     file: &str,
 ) -> Result<Option<u64>, InventoryError> {
     match sys.follow(dir, root.sys()) {
-        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| sysfs::parse_cpu_list(&t))),
+        Ok(d) => Ok(read_opt(&d, file)?.and_then(|t| crate::md::parse_cpu_list(&t))),
         Err(_) => Ok(None),
     }
 }
@@ -247,20 +247,21 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         let text = root
             .confine_to_root(&path)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "missing or outside the root"))
-            .and_then(|p| sysfs::read(&p))
+            .and_then(|p| sys::read(&p))
             .map_err(|e| read_err(&path, e))?;
-        let n = sysfs::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
-            path: path.display().to_string(),
-            text: text.trim().to_string(),
-        })?;
+        let n =
+            crate::md::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
+                path: path.display().to_string(),
+                text: text.trim().to_string(),
+            })?;
         inv.speed_limits.insert(limit, n);
     }
     // No sys/ (or no sys/block) is a host without arrays.
     let Ok(sys) = root.sys_dir() else {
         return Ok(inv);
     };
-    inv.online_cpus = count_list(&sys, root, "devices/system/cpu", "online")?;
-    inv.possible_nodes = count_list(&sys, root, "devices/system/node", "possible")?;
+    inv.online_cpus = count_list(&sys, root, sys::SYS_CPU, "online")?;
+    inv.possible_nodes = count_list(&sys, root, sys::SYS_NODE, "possible")?;
     let Ok(block) = sys.follow("block", root.sys()) else {
         return Ok(inv);
     };
@@ -274,7 +275,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     if md_names.is_empty() {
         return Ok(inv);
     }
-    let devnames = links_by_target(root, "dev/md", "");
+    let devnames = links_by_target(root, sys::DEV_MD, "");
     let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
@@ -306,11 +307,11 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     // udev's by-id links tell the uuid on kernels without md/uuid (before about 5.9) and for
     // external metadata (an all-zero md/uuid): read them only when an array needs them.
     if inv.arrays.iter().any(|a| a.uuid.is_none()) {
-        let by_id = links_by_target(root, "dev/disk/by-id", "md-uuid-");
+        let by_id = links_by_target(root, sys::DEV_BY_ID, "md-uuid-");
         for a in inv.arrays.iter_mut().filter(|a| a.uuid.is_none()) {
             a.uuid = by_id
                 .get(&a.name)
-                .and_then(|ids| ids.iter().find_map(|u| crate::spec::uuid_hex(u)));
+                .and_then(|ids| ids.iter().find_map(|u| crate::md::uuid_hex(u)));
         }
     }
     Ok(inv)
@@ -323,7 +324,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
     };
     // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
     a.uuid = read_opt(md, "uuid")?
-        .and_then(|u| crate::spec::uuid_hex(u.trim()))
+        .and_then(|u| crate::md::uuid_hex(u.trim()))
         .filter(|u| u.bytes().any(|b| b != b'0'));
     a.level = text("level")?;
     a.array_state = text("array_state")?;
@@ -333,7 +334,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         let Some(t) = read_opt(md, attr.name())? else {
             continue;
         };
-        let v = sysfs::parse_value(attr.kind(), &t).ok_or_else(|| {
+        let v = crate::md::parse_value(attr.kind(), &t).ok_or_else(|| {
             let (array, attr) = (a.name.clone(), attr.name().to_string());
             match t.trim() {
                 "" => InventoryError::Empty { array, attr },
@@ -353,7 +354,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
         }
         a.sync = Some(Sync {
             action,
-            completed: sysfs::parse_progress(&text("sync_completed")?),
+            completed: crate::md::parse_progress(&text("sync_completed")?),
             speed_kib_s: text("sync_speed")?.parse().ok(),
         });
     }
@@ -367,7 +368,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
 /// The container of an external-metadata member array: `md127` from `external:/md127/0` (a
 /// `-` in place of the `/` marks it read-only to mdmon); `None` for native metadata and for the
 /// container itself (`external:imsm`).
-pub fn container_of(metadata_version: &str) -> Option<String> {
+pub(crate) fn container_of(metadata_version: &str) -> Option<String> {
     let rest = metadata_version.strip_prefix("external:")?;
     let rest = rest.strip_prefix(['/', '-'])?;
     let (container, _subarray) = rest.split_once('/')?;
@@ -385,7 +386,7 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
     let pid_file = root.mdmon_pid(container);
     let text = root
         .confine_to_root(&pid_file)
-        .and_then(|p| sysfs::read(&p).ok())
+        .and_then(|p| sys::read(&p).ok())
         .ok_or_else(|| format!("no mdmon pid file /run/mdadm/{container}.pid"))?;
     let pid: u32 = text.trim().parse().map_err(|_| {
         format!(
@@ -395,7 +396,7 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
     })?;
     let comm = root
         .confine_to_root(&root.proc_comm(pid))
-        .and_then(|p| sysfs::read(&p).ok())
+        .and_then(|p| sys::read(&p).ok())
         .ok_or_else(|| format!("mdmon pid {pid} from /run/mdadm/{container}.pid is not running"))?;
     if comm.trim() != "mdmon" {
         return Err(format!(
@@ -431,8 +432,8 @@ mod tests {
             path: "md0/md/level".into(),
             source: io::Error::from_raw_os_error(errno),
         };
-        assert!(read(kernel::EBUSY).skips_array());
-        assert!(read(kernel::ENODEV).skips_array());
+        assert!(read(sys::EBUSY).skips_array());
+        assert!(read(sys::ENODEV).skips_array());
         assert!(
             !read(13).skips_array(),
             "EACCES: the run cannot see the host"

@@ -1,27 +1,35 @@
 //! Every path mdtune reads or writes, built from one root, and the small reads and writes of
-//! kernel files. The md attributes mdtune may touch and the values the kernel prints live in
-//! [`crate::values`] and are re-exported here.
+//! kernel files. What the files mean (attributes, values) is `crate::md`'s.
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
 //! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
 //! chroots run against a fake root. [`Root::new`] refuses a root whose top-level directories
-//! ([`TOP_LEVEL`]) lead out of it; the inventory then reads under `sys/` through directory
-//! handles confined to its real path (`crate::dirfd`), the persisted files and writes by path.
+//! (`TOP_LEVEL`) lead out of it; the inventory then reads under `sys/` through directory
+//! handles confined to its real path ([`super::dir`]), the persisted files and writes by path.
 //! This module does no policy: it does not decide what to write.
 
-pub use crate::values::{
-    kernel_text, parse_cpu_list, parse_progress, parse_value, Attr, Family, Kind, SpeedLimit, Value,
-};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::dirfd::{self, Dir};
+use super::consts::{absent, leads_out_error, O_NOFOLLOW};
+use super::dir::{self, Dir};
+use crate::md::SpeedLimit;
 
 /// The top-level directories of the root that a run reads or writes. Each must resolve inside
 /// the root: a link such as `sys -> /elsewhere` would carry every read and write with it.
-pub const TOP_LEVEL: [&str; 6] = ["sys", "proc", "dev", "etc", "run", "usr"];
+pub(crate) const TOP_LEVEL: [&str; 6] = ["sys", "proc", "dev", "etc", "run", "usr"];
+
+/// Under `sys/`: the CPU and NUMA node lists that `auto`'s ceiling is computed from.
+pub(crate) const SYS_CPU: &str = "devices/system/cpu";
+pub(crate) const SYS_NODE: &str = "devices/system/node";
+/// Under the root: udev's `NAME -> ../mdX` links, and its `md-uuid-<uuid> -> ../../mdX` links.
+pub(crate) const DEV_MD: &str = "dev/md";
+pub(crate) const DEV_BY_ID: &str = "dev/disk/by-id";
+
+/// The lock's file name under `run/`.
+pub(crate) const LOCK_FILE: &str = "mdtune.lock";
 
 /// The system root every path is built from (`/` on a real host).
 #[derive(Clone, Debug)]
@@ -34,7 +42,7 @@ pub struct Root {
 
 impl Root {
     /// Opens a root. Fails when the directory does not exist, and when one of the
-    /// [`TOP_LEVEL`] directories is a link that leads out of it (or nowhere).
+    /// `TOP_LEVEL` directories is a link that leads out of it (or nowhere).
     pub fn new(base: &Path) -> io::Result<Root> {
         let base = fs::canonicalize(base)?;
         for name in TOP_LEVEL {
@@ -45,7 +53,7 @@ impl Root {
     }
 
     /// The real path of `sys/`: what every directory read under it must stay inside.
-    pub fn sys(&self) -> &Path {
+    pub(crate) fn sys(&self) -> &Path {
         &self.sys
     }
 
@@ -60,94 +68,80 @@ impl Root {
         Dir::open(&self.sys)
     }
 
-    pub fn base(&self) -> &Path {
+    pub(crate) fn base(&self) -> &Path {
         &self.base
     }
 
     /// `sys/block`: one entry (a symlink into `../devices/...`) per block device.
-    pub fn block_dir(&self) -> PathBuf {
+    pub(crate) fn block_dir(&self) -> PathBuf {
         self.sys.join("block")
     }
 
     /// `sys/block/<name>`, the device directory of a kernel block device name.
-    pub fn block(&self, name: &str) -> PathBuf {
+    pub(crate) fn block(&self, name: &str) -> PathBuf {
         self.block_dir().join(name)
     }
 
     /// `sys/block/<name>/md/<attr>`: the one place an md attribute path is made.
-    pub fn md_attr(&self, name: &str, attr: &str) -> PathBuf {
+    pub(crate) fn md_attr(&self, name: &str, attr: &str) -> PathBuf {
         self.block(name).join("md").join(attr)
     }
 
     /// `proc/sys/dev/raid/<limit>`.
-    pub fn speed_limit(&self, limit: SpeedLimit) -> PathBuf {
+    pub(crate) fn speed_limit(&self, limit: SpeedLimit) -> PathBuf {
         self.base.join("proc/sys/dev/raid").join(limit.name())
-    }
-
-    pub fn cpus_online(&self) -> PathBuf {
-        self.sys.join("devices/system/cpu/online")
-    }
-
-    /// `sys/devices/system/node/possible`: the NUMA nodes the kernel sizes its groups for.
-    pub fn nodes_possible(&self) -> PathBuf {
-        self.sys.join("devices/system/node/possible")
     }
 
     /// `run/mdadm/<container>.pid`: the pid file of the mdmon that manages an external-metadata
     /// container (mdadm's `MDMON_DIR`). `container` is a kernel name (no `/`).
-    pub fn mdmon_pid(&self, container: &str) -> PathBuf {
+    pub(crate) fn mdmon_pid(&self, container: &str) -> PathBuf {
         self.base.join("run/mdadm").join(format!("{container}.pid"))
     }
 
     /// `proc/<pid>/comm`: the command name of a running process.
-    pub fn proc_comm(&self, pid: u32) -> PathBuf {
+    pub(crate) fn proc_comm(&self, pid: u32) -> PathBuf {
         self.base.join("proc").join(pid.to_string()).join("comm")
     }
 
-    /// `dev/md`: udev's `NAME -> ../mdX` links.
-    pub fn dev_md(&self) -> PathBuf {
-        self.base.join("dev/md")
-    }
-
-    /// `dev/disk/by-id`: udev's `md-uuid-<mdadm uuid> -> ../../mdX` links.
-    pub fn dev_by_id(&self) -> PathBuf {
-        self.base.join("dev/disk/by-id")
-    }
-
     /// `run/`, where the lock lives.
-    pub fn run(&self) -> PathBuf {
+    pub(crate) fn run(&self) -> PathBuf {
         self.base.join("run")
     }
 
+    /// `run/mdtune.lock`: the host-wide lock.
+    pub(crate) fn lock_file(&self) -> PathBuf {
+        self.run().join(LOCK_FILE)
+    }
+
     /// `run/mdtune/`: originals saved before the first change, for `state: reverted`.
-    pub fn saved_state(&self) -> PathBuf {
+    pub(crate) fn saved_state(&self) -> PathBuf {
         self.base.join("run/mdtune")
     }
 
     /// `etc/mdtune/`: the persisted desired state.
-    pub fn etc(&self) -> PathBuf {
+    pub(crate) fn etc(&self) -> PathBuf {
         self.base.join("etc/mdtune")
     }
 
     /// `etc/udev/rules.d/<file>`.
-    pub fn udev_rule(&self, file: &str) -> PathBuf {
+    pub(crate) fn udev_rule(&self, file: &str) -> PathBuf {
         self.base.join("etc/udev/rules.d").join(file)
     }
 
     /// `usr/local/sbin/mdtune`.
-    pub fn installed_binary(&self) -> PathBuf {
+    pub(crate) fn installed_binary(&self) -> PathBuf {
         self.base.join("usr/local/sbin/mdtune")
     }
 
     /// Resolves every link in `path` and returns the result only when it stays inside `sys/`.
     /// Returns `None` for a path that does not exist or that escapes the root's `sys/`.
-    pub fn confine(&self, path: &Path) -> Option<PathBuf> {
+    pub(crate) fn confine(&self, path: &Path) -> Option<PathBuf> {
         let real = fs::canonicalize(path).ok()?;
         real.starts_with(&self.sys).then_some(real)
     }
 
     /// Like [`Root::confine`], for paths that must stay inside the root as a whole.
-    pub fn confine_to_root(&self, path: &Path) -> Option<PathBuf> {
+    pub(crate) fn confine_to_root(&self, path: &Path) -> Option<PathBuf> {
         let real = fs::canonicalize(path).ok()?;
         real.starts_with(&self.base).then_some(real)
     }
@@ -155,29 +149,22 @@ impl Root {
     /// The real path of a file whose directory must be inside the root: `Ok(None)` when the
     /// directory does not exist, an error when it leads out of the root. The file itself is not
     /// resolved: open it with `O_NOFOLLOW` (or replace it with a rename).
-    pub fn real_file(&self, path: &Path) -> io::Result<Option<PathBuf>> {
+    pub(crate) fn real_file(&self, path: &Path) -> io::Result<Option<PathBuf>> {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(outside(path));
         };
         // One open and one readlink of /proc/self/fd, instead of a realpath(3) walk that asks
         // about every component of the root's own path (it runs once per array).
-        const ENOTDIR: i32 = 20;
-        const ELOOP: i32 = 40;
         match Dir::open_within(dir, &self.base) {
             Ok(real) => Ok(Some(real.path().join(name))),
-            Err(e)
-                if e.kind() == io::ErrorKind::NotFound
-                    || matches!(e.raw_os_error(), Some(ENOTDIR | ELOOP)) =>
-            {
-                Ok(None)
-            }
+            Err(e) if absent(&e) => Ok(None),
             Err(_) => Err(outside(path)),
         }
     }
 
     /// Creates `dir` and its missing parents inside the root and returns its real path; refused
     /// when an existing part of it leads out of the root.
-    pub fn make_dir(&self, dir: &Path) -> io::Result<PathBuf> {
+    pub(crate) fn make_dir(&self, dir: &Path) -> io::Result<PathBuf> {
         let mut existing = dir;
         while !existing.exists() {
             existing = existing.parent().ok_or_else(|| outside(dir))?;
@@ -193,21 +180,18 @@ impl Root {
 /// Checks that `base/<name>` (`base` canonical) is inside the root: a real directory, nothing
 /// yet, or a link that resolves inside `base`. A real directory is inside by construction; only a
 /// link can lead out (or nowhere), and the error says so, naming it.
-pub fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
+pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
     let path = base.join(name);
     if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Ok(());
     }
     match fs::canonicalize(&path) {
         Ok(real) if real.starts_with(base) => Ok(()),
-        Ok(real) => Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is a link that leads out of the root (to {})",
-                path.display(),
-                real.display()
-            ),
-        )),
+        Ok(real) => Err(leads_out_error(format!(
+            "{} is a link that leads out of the root (to {})",
+            path.display(),
+            real.display()
+        ))),
         Err(e) => Err(io::Error::new(
             e.kind(),
             format!("{} is a link that leads nowhere: {e}", path.display()),
@@ -216,10 +200,7 @@ pub fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
 }
 
 fn outside(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!("{} leads out of the root", path.display()),
-    )
+    leads_out_error(format!("{} leads out of the root", path.display()))
 }
 
 /// Reads a small file as text, by path (the read-back after a write, the persisted files; the
@@ -234,31 +215,14 @@ pub fn read(path: &Path) -> io::Result<String> {
 
 /// Reads a whole file without following a symlink in its last component: one `read` for a file
 /// under 4 KiB (no `fstat`, no `lseek`).
-pub fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    dirfd::read_path(path)
+pub(crate) fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    dir::read_path(path)
 }
-
-/// `O_NOFOLLOW` from the kernel's uapi headers (not exported by std): arm, arm64 and powerpc use
-/// their own value, every other Linux architecture the generic one.
-#[cfg(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-))]
-pub const O_NOFOLLOW: i32 = 0o100000;
-#[cfg(not(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-)))]
-pub const O_NOFOLLOW: i32 = 0o400000;
 
 /// Opens an existing attribute file for writing: `O_WRONLY|O_TRUNC` and never `O_CREAT`. On
 /// sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test root made of
 /// regular files needs the truncate (sysfs ignores it). Nothing is written yet.
-pub fn open_for_write(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_for_write(path: &Path) -> io::Result<fs::File> {
     OpenOptions::new()
         .write(true)
         .truncate(true)
@@ -267,6 +231,6 @@ pub fn open_for_write(path: &Path) -> io::Result<fs::File> {
 }
 
 /// Writes `text` and a newline in one `write(2)`, as `echo` does.
-pub fn write_value(file: &mut fs::File, text: &str) -> io::Result<()> {
+pub(crate) fn write_value(file: &mut fs::File, text: &str) -> io::Result<()> {
     file.write_all(format!("{text}\n").as_bytes())
 }

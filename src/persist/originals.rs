@@ -1,15 +1,17 @@
-//! The originals saved before the first change (contract section 6), under `run/mdtune/`: one
+//! The originals saved before the first change (docs/reference.md §6), under `run/mdtune/`: one
 //! file per array keyed by its uuid (so they survive a re-assembly under another kernel name but
 //! not a reboot, when the kernel defaults are back anyway), and one for the system limits.
-//! `state: reverted` turns them into a plan and applies it through the same
-//! write/read-back/rollback path as any run. The persisted files themselves live in
-//! [`crate::persist`].
+//! This module stores and loads them; `state: reverted` turns them into a plan
+//! (`crate::plan::revert`) and applies it through the same write/read-back/rollback path as any
+//! run. The persisted desired state lives in [`super::state`].
 
+use super::state::{read_opt, PersistError};
 use crate::apply::{ApplyError, Target, Write};
-use crate::inventory::Inventory;
-use crate::persist::{read_opt, write_atomic, PersistError};
-use crate::plan::{ArrayPlan, Change, LimitChange, Plan, Source};
-use crate::sysfs::{Attr, Kind, Root, SpeedLimit, Value};
+use crate::host::Inventory;
+use crate::md::{Attr, Kind, SpeedLimit, Value};
+use crate::plan::{self, Plan, Saved};
+use crate::sys::write_atomic;
+use crate::sys::Root;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fs;
@@ -18,18 +20,10 @@ use std::path::PathBuf;
 
 /// The originals saved before the first change, by key (array uuid, `md-<name>`, `system`).
 #[derive(Debug)]
-pub struct Originals {
+pub(crate) struct Originals {
     root: Root,
     dir: PathBuf,
     files: BTreeMap<String, Saved>,
-}
-
-/// One saved file: the array it belongs to and its original values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Saved {
-    pub array: Option<String>,
-    pub uuid: Option<String>,
-    pub values: BTreeMap<String, Value>,
 }
 
 fn value_to_json(v: Value) -> Json {
@@ -59,7 +53,7 @@ fn kind_of(setting: &str) -> Option<Kind> {
 
 impl Originals {
     /// Loads every saved file under `run/mdtune/`.
-    pub fn load(root: &Root) -> Result<Originals, PersistError> {
+    pub(crate) fn load(root: &Root) -> Result<Originals, PersistError> {
         let dir = root.saved_state();
         let mut files = BTreeMap::new();
         // The directory must not lead out of the root (each file is read with O_NOFOLLOW).
@@ -123,12 +117,8 @@ impl Originals {
         })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// Saves the value a write is about to replace, unless an original is already saved for it.
-    pub fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
+    pub(crate) fn remember(&mut self, w: &Write, inv: &Inventory) -> Result<(), ApplyError> {
         let (key, array, uuid, setting) = match &w.target {
             Target::Md { array, attr } => {
                 let uuid = inv
@@ -168,67 +158,13 @@ impl Originals {
         })
     }
 
-    /// The plan that writes the originals back over the live values in `inv`. Saved arrays
-    /// that are gone are named in the plan's warnings.
-    pub fn revert_plan(&self, inv: &Inventory) -> Plan {
-        let mut plan = Plan::default();
-        for (key, saved) in &self.files {
-            if key == "system" {
-                for l in SpeedLimit::ALL {
-                    if let (Some(&orig), Some(&live)) =
-                        (saved.values.get(l.name()), inv.speed_limits.get(&l))
-                    {
-                        plan.limits.push(LimitChange {
-                            limit: l,
-                            before: live,
-                            after: orig,
-                        });
-                    }
-                }
-                continue;
-            }
-            // By uuid first: a re-assembled array may have another kernel name.
-            let found = inv
-                .arrays
-                .iter()
-                .position(|a| match (&saved.uuid, &a.uuid) {
-                    (Some(s), Some(u)) => s == u,
-                    _ => saved.array.as_deref() == Some(a.name.as_str()),
-                });
-            let Some(i) = found else {
-                plan.warnings.push(format!(
-                    "saved originals of {} (uuid {}) not restored: the array is not running",
-                    saved.array.as_deref().unwrap_or("?"),
-                    saved.uuid.as_deref().unwrap_or("?")
-                ));
-                continue;
-            };
-            let a = &inv.arrays[i];
-            let mut ap = ArrayPlan {
-                array: i,
-                name: a.name.clone(),
-                hw_queues: None,
-                changes: Vec::new(),
-                skipped: Vec::new(),
-            };
-            for attr in Attr::ALL {
-                if let (Some(&orig), Some(&live)) =
-                    (saved.values.get(attr.name()), a.values.get(&attr))
-                {
-                    ap.changes
-                        .push(Change::new(attr, live, orig, Source::Saved));
-                }
-            }
-            // A revert waits for a reshape or a missing mdmon like any run.
-            crate::hold::hold_back(a, &mut ap, &mut plan.warnings);
-            plan.arrays.push(ap);
-        }
-        plan.arrays.sort_by_key(|a| a.array);
-        plan
+    /// The plan that writes the originals back over the live values in `inv`.
+    pub(crate) fn revert_plan(&self, inv: &Inventory) -> Plan {
+        plan::revert(&self.files, inv)
     }
 
     /// The speed limits a revert needs to read.
-    pub fn limits(&self) -> Vec<SpeedLimit> {
+    pub(crate) fn limits(&self) -> Vec<SpeedLimit> {
         self.files
             .get("system")
             .map(|s| {
@@ -241,10 +177,96 @@ impl Originals {
     }
 
     /// The saved files, for removal.
-    pub fn paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
         self.files
             .keys()
             .map(|k| self.dir.join(format!("{k}.json")))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::fixtures::{host, raid};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mdtune-originals-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn write(array: &str, before: u64, after: u64) -> Write {
+        Write {
+            target: Target::Md {
+                array: array.into(),
+                attr: Attr::GroupThreadCnt,
+            },
+            before: Value::Int(before),
+            after: Value::Int(after),
+        }
+    }
+
+    #[test]
+    fn the_first_original_is_saved_by_uuid_and_never_overwritten() {
+        let dir = scratch("first");
+        let root = Root::new(&dir).unwrap();
+        let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
+        let uuid = inv.arrays[0].uuid.clone().unwrap();
+        let mut o = Originals::load(&root).unwrap();
+        o.remember(&write("md0", 0, 8), &inv).unwrap();
+        o.remember(&write("md0", 8, 4), &inv).unwrap();
+        let file = dir.join(format!("run/mdtune/{uuid}.json"));
+        let json: Json = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+        assert_eq!(json["saved"]["group_thread_cnt"], 0, "{json}");
+        assert_eq!(json["array"], "md0");
+
+        let again = Originals::load(&root).unwrap();
+        assert_eq!(again.paths(), vec![file]);
+        let plan = again.revert_plan(&inv);
+        let change = &plan.arrays[0].changes[0];
+        assert_eq!(
+            (change.attr, change.after),
+            (Attr::GroupThreadCnt, Value::Int(0))
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_saved_file_mdtune_did_not_write_is_refused_naming_it() {
+        let dir = scratch("corrupt");
+        fs::create_dir_all(dir.join("run/mdtune")).unwrap();
+        fs::write(
+            dir.join("run/mdtune/x.json"),
+            r#"{"saved": {"group_thread_cnt": "many"}}"#,
+        )
+        .unwrap();
+        let root = Root::new(&dir).unwrap();
+        let e = Originals::load(&root).unwrap_err().to_string();
+        assert!(
+            e.contains("x.json") && e.contains("group_thread_cnt"),
+            "{e}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_system_limits_are_saved_under_their_own_key() {
+        let dir = scratch("system");
+        let root = Root::new(&dir).unwrap();
+        let inv = host(Vec::new());
+        let mut o = Originals::load(&root).unwrap();
+        let w = Write {
+            target: Target::Limit(SpeedLimit::Max),
+            before: Value::Int(200000),
+            after: Value::Int(1),
+        };
+        o.remember(&w, &inv).unwrap();
+        let again = Originals::load(&root).unwrap();
+        assert_eq!(again.limits(), vec![SpeedLimit::Max]);
+        assert!(dir.join("run/mdtune/system.json").is_file());
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

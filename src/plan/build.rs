@@ -3,175 +3,20 @@
 //! nothing, so every rule of the contract about selection, precedence, skipping and the `auto`
 //! thread policy is tested here without a filesystem.
 //!
-//! Rules applied here (contract section 2): entries select arrays by kernel name, glob, mdadm name
+//! Rules applied here (docs/reference.md §2): entries select arrays by kernel name, glob, mdadm name
 //! or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
 //! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
 //! came from a glob or the policy, and is an error when an exact entry asked for it. An array
 //! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
-//! mdmon) is planned but held back: see [`crate::hold`].
+//! mdmon) is planned but held back: see [`super::hold`].
 
-pub use crate::auto::{auto_threads, Cpus};
-use crate::hold::{self, Hold};
-use crate::inventory::{Array, Inventory};
+use super::auto::{auto_threads, Cpus};
+use super::hold;
+use super::model::{ArrayPlan, Change, LimitChange, Plan, PlanError, Skip, Source};
+use crate::host::{Array, Inventory};
+use crate::md::{Attr, Value};
 use crate::spec::{AutoParams, Entry, NameSelector, Spec, Want};
-use crate::sysfs::{Attr, SpeedLimit, Value};
-use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PlanError {
-    #[error("{key}: {value} matches no md array on this host (arrays: {known})")]
-    NoMatch {
-        key: String,
-        value: String,
-        known: String,
-    },
-    #[error("{key}: {attr} is not available: {reason}")]
-    NotAvailable {
-        key: String,
-        attr: Attr,
-        reason: String,
-    },
-    #[error("{key}: {value} exceeds {array}'s stripe_cache_size; allowed 0..{cache}")]
-    AboveStripeCache {
-        key: String,
-        value: u64,
-        array: String,
-        cache: u64,
-    },
-    #[error("{limit} cannot be planned: the kernel's value was not read")]
-    LimitUnread { limit: &'static str },
-}
-
-/// Where a desired value came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// `group_thread_cnt` computed from the members' hardware queues.
-    Auto,
-    /// A fixed or off `thread_policy`.
-    ThreadPolicy,
-    /// An element of `arrays`.
-    Entry(usize),
-    /// An original saved before the first change (`state: reverted`).
-    Saved,
-}
-
-impl Serialize for Source {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Source::Auto => s.serialize_str("auto"),
-            Source::ThreadPolicy => s.serialize_str("thread_policy"),
-            Source::Entry(i) => s.serialize_str(&format!("arrays[{i}]")),
-            Source::Saved => s.serialize_str("saved"),
-        }
-    }
-}
-
-/// One managed setting of one array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Change {
-    pub attr: Attr,
-    pub before: Value,
-    pub after: Value,
-    pub source: Source,
-    /// Why this due change is not written in this run (a later run applies it).
-    pub hold: Option<Hold>,
-}
-
-impl Change {
-    pub fn new(attr: Attr, before: Value, after: Value, source: Source) -> Change {
-        Change {
-            attr,
-            before,
-            after,
-            source,
-            hold: None,
-        }
-    }
-
-    /// True if and only if the live value differs from the wanted one.
-    pub fn is_due(&self) -> bool {
-        self.before != self.after
-    }
-
-    /// True if and only if this run writes it: due and not held back.
-    pub fn is_write(&self) -> bool {
-        self.is_due() && self.hold.is_none()
-    }
-}
-
-/// A setting that was asked for (by a glob or the policy) but that this array cannot take.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Skip {
-    pub setting: Attr,
-    pub reason: String,
-    pub source: Source,
-}
-
-impl Serialize for Attr {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArrayPlan {
-    /// Index into [`Inventory::arrays`].
-    pub array: usize,
-    pub name: String,
-    /// The members' queues combined as the policy says, when every member's are known.
-    pub hw_queues: Option<u64>,
-    /// In write order.
-    pub changes: Vec<Change>,
-    pub skipped: Vec<Skip>,
-}
-
-impl ArrayPlan {
-    pub fn is_compliant(&self) -> bool {
-        !self.changes.iter().any(Change::is_due)
-    }
-
-    /// The stripe cache size once this plan is applied: the planned value (unless held back),
-    /// else the live one.
-    pub fn stripe_cache_after(&self, array: &Array) -> Option<Value> {
-        self.changes
-            .iter()
-            .find(|c| c.attr == Attr::StripeCacheSize && c.hold.is_none())
-            .map(|c| c.after)
-            .or_else(|| array.values.get(&Attr::StripeCacheSize).copied())
-    }
-}
-
-/// A system-wide speed limit (a C int: the live value may be negative).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LimitChange {
-    pub limit: SpeedLimit,
-    pub before: Value,
-    pub after: Value,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Plan {
-    pub arrays: Vec<ArrayPlan>,
-    pub limits: Vec<LimitChange>,
-    pub warnings: Vec<String>,
-}
-
-impl Plan {
-    /// True if and only if some due change waits (a reshape, no mdmon): a revert must then keep
-    /// the saved originals for the next revert.
-    pub fn holds_back(&self) -> bool {
-        self.arrays
-            .iter()
-            .flat_map(|a| &a.changes)
-            .any(|c| c.hold.is_some())
-    }
-
-    pub fn is_compliant(&self) -> bool {
-        self.arrays.iter().all(ArrayPlan::is_compliant)
-            && self.limits.iter().all(|l| l.before == l.after)
-    }
-}
 
 /// What an array should get for one setting, and whether the entry that asked named it exactly.
 #[derive(Clone, Copy)]
@@ -378,69 +223,12 @@ fn plan_array(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{Member, Role, Sync};
+    use crate::host::fixtures::{host, member, raid};
+    use crate::host::Role;
+    use crate::md::SpeedLimit;
+    use crate::plan::Hold;
     use crate::spec::Combine;
     use serde_json::json;
-
-    fn member(name: &str, q: Option<u64>) -> Member {
-        Member {
-            name: name.into(),
-            device: Some(name.into()),
-            hw_queues: q,
-            problem: q.is_none().then(|| "no mq/".to_string()),
-            counted: true,
-            ..Member::default()
-        }
-    }
-
-    fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
-        let mut values = BTreeMap::new();
-        let redundant = level != "raid0";
-        let raid456 = matches!(level, "raid4" | "raid5" | "raid6");
-        if raid456 {
-            values.insert(Attr::GroupThreadCnt, Value::Int(0));
-            values.insert(Attr::StripeCacheSize, Value::Int(256));
-            values.insert(Attr::PrereadBypassThreshold, Value::Int(1));
-            values.insert(Attr::SkipCopy, Value::Bool(false));
-        }
-        if redundant {
-            values.insert(Attr::SyncSpeedMin, Value::System);
-            values.insert(Attr::SyncSpeedMax, Value::System);
-            values.insert(Attr::SyncForceParallel, Value::Bool(false));
-        }
-        let n: u32 = name.trim_start_matches("md").parse().unwrap_or(99);
-        Array {
-            name: name.into(),
-            devnames: vec![format!("data{n}")],
-            uuid: Some(format!("{n:08x}e5f60718293a4b5c6d7e8f90")),
-            level: level.into(),
-            array_state: "clean".into(),
-            metadata_version: "1.2".into(),
-            members: queues
-                .iter()
-                .enumerate()
-                .map(|(i, q)| member(&format!("{name}-m{i}"), *q))
-                .collect(),
-            sync: redundant.then(|| Sync {
-                action: "idle".into(),
-                completed: None,
-                speed_kib_s: None,
-            }),
-            values,
-            ..Array::default()
-        }
-    }
-
-    fn host(arrays: Vec<Array>) -> Inventory {
-        let mut inv = Inventory {
-            arrays,
-            online_cpus: Some(32),
-            ..Inventory::default()
-        };
-        inv.speed_limits.insert(SpeedLimit::Min, Value::Int(1000));
-        inv.speed_limits.insert(SpeedLimit::Max, Value::Int(200000));
-        inv
-    }
 
     fn run(input: serde_json::Value, inv: &Inventory) -> Result<Plan, PlanError> {
         plan(&Spec::from_json(&input.to_string()).unwrap(), inv)
@@ -832,7 +620,7 @@ mod tests {
     fn an_external_array_without_mdmon_holds_back_its_stripe_cache() {
         let mut a = raid("md126", "raid5", &[Some(8); 3]);
         a.metadata_version = "external:/md127/0".into();
-        a.external = Some(crate::inventory::External {
+        a.external = Some(crate::host::External {
             container: "md127".into(),
             mdmon: Err("no mdmon pid file /run/mdadm/md127.pid".into()),
         });

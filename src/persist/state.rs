@@ -1,6 +1,6 @@
-//! Persistence (contract section 6): the files that make the desired state survive reboots and
+//! Persistence (docs/reference.md §6): the files that make the desired state survive reboots and
 //! re-assembly, and their removal by `state: reverted`. The saved originals live in
-//! [`crate::originals`].
+//! [`super::originals`]; the atomic writes themselves in `crate::sys`.
 //!
 //! `persist: true` saves the input under `etc/mdtune/`, installs the running binary as
 //! `usr/local/sbin/mdtune` (unless the running binary is the packaged `usr/sbin/mdtune`, which
@@ -10,28 +10,26 @@
 //! (a temp file beside it, then a rename) and only when its content differs; temp files left by
 //! an interrupted run are removed by the next run that writes or removes in that directory.
 
-use crate::report::Diff;
-use crate::rule::{udev_rule, RULE_FILE};
-use crate::sysfs::{self, Root};
+use crate::plan::Diff;
+
+use super::rule::{udev_rule, RULE_FILE};
+use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
 use std::fs;
-use std::fs::OpenOptions;
 use std::io;
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The persisted desired state, under `etc/mdtune/`.
-pub const STATE_FILE: &str = "mdtune.json";
+pub(crate) const STATE_FILE: &str = "mdtune.json";
 /// Under `etc/mdtune/`: the persisted files mdtune created (that did not exist before), so a
 /// revert removes those and never a binary that a package or a formula put in place.
-pub const MANIFEST_FILE: &str = "installed.json";
+pub(crate) const MANIFEST_FILE: &str = "installed.json";
 /// Where a distribution package installs the binary (relative to the root). When this is the
 /// running binary, the rule runs it and no copy goes to `usr/local/sbin`.
-pub const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
+pub(crate) const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
 #[derive(Debug, thiserror::Error)]
-pub enum PersistError {
+pub(crate) enum PersistError {
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: io::Error },
     #[error("cannot read {path}: {source}")]
@@ -44,24 +42,24 @@ pub enum PersistError {
 
 /// One persisted file: what it holds now and what it should hold (`None`: removed).
 #[derive(Debug)]
-pub struct FilePlan {
+pub(crate) struct FilePlan {
     /// The path as the run names it (under the root).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Where the content really lives: `path`, or the file a link at `path` leads to (inside the
     /// root), which is then written in place of the link.
-    pub target: PathBuf,
-    pub old: Option<Vec<u8>>,
-    pub new: Option<Vec<u8>>,
-    pub mode: u32,
+    pub(crate) target: PathBuf,
+    pub(crate) old: Option<Vec<u8>>,
+    pub(crate) new: Option<Vec<u8>>,
+    pub(crate) mode: u32,
 }
 
 impl FilePlan {
-    pub fn is_due(&self) -> bool {
+    pub(crate) fn is_due(&self) -> bool {
         self.old != self.new
     }
 
     /// A diff a person can read; the binary is described, not dumped.
-    pub fn diff(&self, root: &Root) -> Diff {
+    pub(crate) fn diff(&self, root: &Root) -> Diff {
         let show = |b: &[u8]| match std::str::from_utf8(b) {
             Ok(s) if !b.contains(&0) => s.to_string(),
             _ => format!("<binary, {} bytes>\n", b.len()),
@@ -77,7 +75,7 @@ impl FilePlan {
 }
 
 /// The path as it is on the target system (without the root prefix).
-pub fn display(root: &Root, path: &Path) -> String {
+pub(crate) fn display(root: &Root, path: &Path) -> String {
     match path.strip_prefix(root.base()) {
         Ok(rel) => format!("/{}", rel.display()),
         Err(_) => path.display().to_string(),
@@ -91,14 +89,7 @@ pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, Pers
         path: path.display().to_string(),
         source,
     };
-    let Some(real) = root.real_file(path).map_err(err)? else {
-        return Ok(None);
-    };
-    match sysfs::read_bytes(&real) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(err(source)),
-    }
+    sys::read_file(root, path).map_err(err)
 }
 
 /// Where the installed binary's content lives: the path itself, or, when it is a link (an
@@ -158,7 +149,7 @@ fn state_text(persisted: &Map<String, Json>) -> Vec<u8> {
 
 /// The persisted files and their wanted contents, the manifest first (the order they are
 /// written in).
-pub fn plan_files(
+pub(crate) fn plan_files(
     root: &Root,
     persisted: &Map<String, Json>,
 ) -> Result<Vec<FilePlan>, PersistError> {
@@ -230,78 +221,17 @@ fn manifest_entries(bytes: Option<&[u8]>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The suffix of a temp file: `.<name>.mdtune-<pid>`.
-const TEMP_MARK: &str = ".mdtune-";
-
-/// True if and only if `name` is a temp file [`write_atomic`] makes.
-fn is_temp(name: &str) -> bool {
-    name.starts_with('.')
-        && name
-            .rsplit_once(TEMP_MARK)
-            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Removes the temp files an interrupted run left in `dir` (a real directory inside the root).
-/// Every writer holds the host lock, so no other run is using them.
-fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_name().to_str().is_some_and(is_temp) {
-            let _ = fs::remove_file(e.path());
-        }
-    }
-}
-
-/// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
-/// a link in place of `path` rather than following it). The directory must stay in the root.
-pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
-    remove_stale_temps(&dir);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
-    let result = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)))
-        .and_then(|()| fs::rename(&tmp, dir.join(name.as_ref())));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
-/// when it does not exist.
-fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
-    let Some(real) = root.real_file(path)? else {
-        return Ok(false);
-    };
-    if let Some(dir) = real.parent() {
-        remove_stale_temps(dir);
-    }
-    match fs::remove_file(real) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// Writes (or removes) one file as planned.
 fn carry_out(root: &Root, f: &FilePlan) -> io::Result<()> {
     match &f.new {
-        Some(bytes) => write_atomic(root, &f.target, bytes, f.mode),
-        None => remove_file(root, &f.target).map(|_| ()),
+        Some(bytes) => sys::write_atomic(root, &f.target, bytes, f.mode),
+        None => sys::remove_file(root, &f.target).map(|_| ()),
     }
 }
 
 /// Writes the due files, in order. On failure, the files already written get their old contents
 /// back.
-pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
+pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> {
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
         if let Err(source) = carry_out(root, f) {
             undo_files(root, &files[..i]);
@@ -316,17 +246,17 @@ pub fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), PersistError> 
 
 /// Puts back the previous contents of due files (removing the ones that did not exist), newest
 /// first, so the manifest goes last.
-pub fn undo_files(root: &Root, files: &[FilePlan]) {
+pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) {
     for f in files.iter().rev().filter(|f| f.is_due()) {
         let _ = match &f.old {
-            Some(old) => write_atomic(root, &f.target, old, f.mode),
-            None => remove_file(root, &f.target).map(|_| ()),
+            Some(old) => sys::write_atomic(root, &f.target, old, f.mode),
+            None => sys::remove_file(root, &f.target).map(|_| ()),
         };
     }
 }
 
 /// Reads the persisted input, `None` when nothing is persisted.
-pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
+pub(crate) fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     let path = root.etc().join(STATE_FILE);
     Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
@@ -334,7 +264,10 @@ pub fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
 /// What a revert removes, in order: the udev rule (so udev stops replaying), the state, the
 /// binary when the manifest says `persist` created it, the saved originals, and the manifest last
 /// (so a revert that stops part-way still knows about the binary). Only files that exist.
-pub fn removal_plan(root: &Root, originals: &[PathBuf]) -> Result<Vec<FilePlan>, PersistError> {
+pub(crate) fn removal_plan(
+    root: &Root,
+    originals: &[PathBuf],
+) -> Result<Vec<FilePlan>, PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
     let created = manifest_entries(read_opt(root, &manifest)?.as_deref());
     let mut paths = vec![root.udev_rule(RULE_FILE), root.etc().join(STATE_FILE)];
@@ -365,14 +298,14 @@ pub fn removal_plan(root: &Root, originals: &[PathBuf]) -> Result<Vec<FilePlan>,
 
 /// What a removal did: the files removed, and the ones left with the error that kept each.
 #[derive(Debug, Default)]
-pub struct Removed {
-    pub removed: Vec<PathBuf>,
-    pub left: Vec<(PathBuf, io::Error)>,
+pub(crate) struct Removed {
+    pub(crate) removed: Vec<PathBuf>,
+    pub(crate) left: Vec<(PathBuf, io::Error)>,
 }
 
 /// Removes the planned files in order. When one cannot be removed, the others are still tried,
 /// except the manifest, which stays so that a later revert can finish the job.
-pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
+pub(crate) fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
     let manifest = root.etc().join(MANIFEST_FILE);
     let mut done = Removed::default();
     for f in files {
@@ -381,26 +314,11 @@ pub fn remove_files(root: &Root, files: &[FilePlan]) -> Removed {
             done.left.push((f.path.clone(), why));
             continue;
         }
-        match remove_file(root, &f.path) {
+        match sys::remove_file(root, &f.path) {
             Ok(true) => done.removed.push(f.path.clone()),
             Ok(false) => {}
             Err(e) => done.left.push((f.path.clone(), e)),
         }
     }
     done
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_temp_files_this_module_makes_count_as_stale() {
-        assert!(is_temp(".mdtune.json.mdtune-1234"));
-        assert!(is_temp(".mdtune.mdtune-7"));
-        assert!(!is_temp("mdtune.json"));
-        assert!(!is_temp(".mdtune.json.mdtune-"));
-        assert!(!is_temp(".mdtune.json.mdtune-12a"));
-        assert!(!is_temp("x.mdtune-12"));
-    }
 }

@@ -7,18 +7,18 @@
 //! range is a [`SpecError`] naming the key, the value and what is allowed. Checks that need the
 //! live host (a name that matches nothing, a setting the array's level lacks) belong to the plan.
 
-use crate::sysfs::SpeedLimit;
+use crate::md::SpeedLimit;
 use glob::Pattern;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::entry::parse_entry;
-pub use crate::entry::{uuid_hex, Entry, NameSelector, ENTRY_KEYS};
-use crate::input::{check_keys, invalid};
-pub use crate::input::{parse_bool, parse_int, SpecError, Want, MAX_THREADS};
-use crate::policy::parse_policy;
-pub use crate::policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};
+use super::entry::parse_entry;
+pub(crate) use super::entry::{Entry, NameSelector};
+use super::input::{check_keys, invalid};
+pub(crate) use super::input::{parse_bool, parse_int, SpecError, Want};
+use super::policy::parse_policy;
+pub(crate) use super::policy::{AutoParams, ThreadPolicy};
 
 /// What the run does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +48,10 @@ pub struct Spec {
     pub thread_policy: ThreadPolicy,
     pub speed_limits: BTreeMap<SpeedLimit, u64>,
     pub state: State,
-    pub persist: bool,
-    pub root: PathBuf,
+    pub(crate) persist: bool,
+    pub(crate) root: PathBuf,
     pub check_mode: bool,
-    pub diff: bool,
+    pub(crate) diff: bool,
     /// The input object without `check_mode`, `diff`, `root` and `_ansible_*`: what `persist`
     /// saves.
     pub persisted: Map<String, Json>,
@@ -196,7 +196,9 @@ impl Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sysfs::{Attr, Value};
+    use crate::md::uuid_hex;
+    use crate::md::{Attr, Value};
+    use crate::spec::Combine;
     use serde_json::json;
 
     fn spec(v: Json) -> Result<Spec, SpecError> {
@@ -332,6 +334,18 @@ mod tests {
             .contains("thread_policy.value"));
         assert!(err(json!({"thread_policy": {"mode": "fast"}})).contains("auto, fixed, off"));
         assert!(err(json!({"thread_policy": {"cpus": 1}})).contains("thread_policy.cpus"));
+    }
+
+    #[test]
+    fn yaml_false_means_off_for_the_policy_its_mode_and_an_entry() {
+        let off = Want::Value(Value::Int(0));
+        let s = spec(json!({"thread_policy": false})).unwrap();
+        assert_eq!(s.thread_policy.want, off);
+        let s = spec(json!({"thread_policy": {"mode": false}})).unwrap();
+        assert_eq!(s.thread_policy.want, off);
+        let s = spec(json!({"arrays": [{"name": "md0", "group_thread_cnt": false}]})).unwrap();
+        assert_eq!(s.arrays[0].settings[&Attr::GroupThreadCnt], off);
+        assert!(err(json!({"thread_policy": true})).contains("(or false)"));
     }
 
     #[test]

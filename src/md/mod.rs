@@ -1,0 +1,14 @@
+//! The md vocabulary, pure: the attributes mdtune may touch, the values the kernel prints and
+//! accepts for them, and the one table of kernel facts that decisions rest on (`kernel`). No
+//! I/O and no decisions: every step above names md things with these types.
+
+mod attr;
+pub(crate) mod kernel;
+mod uuid;
+mod values;
+
+pub(crate) use attr::Family;
+pub use attr::{Attr, Kind, SpeedLimit};
+pub(crate) use uuid::uuid_hex;
+pub(crate) use values::kernel_text;
+pub use values::{parse_cpu_list, parse_progress, parse_value, Value};

@@ -1,0 +1,15 @@
+//! The plan, pure (docs/reference.md §2, §4): for every selected array and every managed
+//! setting, the value in force, the value wanted and why. [`build`](plan) turns a spec and an
+//! inventory into a plan, `auto` derives `group_thread_cnt` from the members' queues, `hold`
+//! marks what must wait for a reshape or for mdmon, and `revert` turns saved originals into a
+//! plan. Nothing here touches a file: every rule is tested with inventories built by hand.
+
+mod auto;
+mod build;
+mod hold;
+mod model;
+mod revert;
+
+pub use build::plan;
+pub use model::{ArrayPlan, Change, Diff, Hold, LimitChange, Plan, PlanError, Skip, Source};
+pub(crate) use revert::{revert, Saved};

@@ -1,0 +1,213 @@
+//! The plan as a value: for every selected array and every managed setting, the value in force,
+//! the value wanted, where the wish came from, and what holds it back. Built by [`super::build`],
+//! held back by [`super::hold`], and read by `apply` and `report`; nothing here decides.
+
+use crate::host::Array;
+use crate::md::{kernel, Attr, SpeedLimit, Value};
+use serde::{Serialize, Serializer};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("{key}: {value} matches no md array on this host (arrays: {known})")]
+    NoMatch {
+        key: String,
+        value: String,
+        known: String,
+    },
+    #[error("{key}: {attr} is not available: {reason}")]
+    NotAvailable {
+        key: String,
+        attr: Attr,
+        reason: String,
+    },
+    #[error("{key}: {value} exceeds {array}'s stripe_cache_size; allowed 0..{cache}")]
+    AboveStripeCache {
+        key: String,
+        value: u64,
+        array: String,
+        cache: u64,
+    },
+    #[error("{limit} cannot be planned: the kernel's value was not read")]
+    LimitUnread { limit: &'static str },
+}
+
+/// Where a desired value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `group_thread_cnt` computed from the members' hardware queues.
+    Auto,
+    /// A fixed or off `thread_policy`.
+    ThreadPolicy,
+    /// An element of `arrays`.
+    Entry(usize),
+    /// An original saved before the first change (`state: reverted`).
+    Saved,
+}
+
+impl Serialize for Source {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Source::Auto => s.serialize_str("auto"),
+            Source::ThreadPolicy => s.serialize_str("thread_policy"),
+            Source::Entry(i) => s.serialize_str(&format!("arrays[{i}]")),
+            Source::Saved => s.serialize_str("saved"),
+        }
+    }
+}
+
+/// One managed setting of one array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub attr: Attr,
+    pub before: Value,
+    pub after: Value,
+    pub source: Source,
+    /// Why this due change is not written in this run (a later run applies it).
+    pub(crate) hold: Option<Hold>,
+}
+
+impl Change {
+    pub fn new(attr: Attr, before: Value, after: Value, source: Source) -> Change {
+        Change {
+            attr,
+            before,
+            after,
+            source,
+            hold: None,
+        }
+    }
+
+    /// True if and only if the live value differs from the wanted one.
+    pub(crate) fn is_due(&self) -> bool {
+        self.before != self.after
+    }
+
+    /// True if and only if this run writes it: due and not held back.
+    pub fn is_write(&self) -> bool {
+        self.is_due() && self.hold.is_none()
+    }
+}
+
+/// A setting that was asked for (by a glob or the policy) but that this array cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Skip {
+    pub setting: Attr,
+    pub(crate) reason: String,
+    pub(crate) source: Source,
+}
+
+impl Serialize for Attr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayPlan {
+    /// Index into `Inventory::arrays`.
+    pub array: usize,
+    pub name: String,
+    /// The members' queues combined as the policy says, when every member's are known.
+    pub hw_queues: Option<u64>,
+    /// In write order.
+    pub changes: Vec<Change>,
+    pub skipped: Vec<Skip>,
+}
+
+impl ArrayPlan {
+    pub fn is_compliant(&self) -> bool {
+        !self.changes.iter().any(Change::is_due)
+    }
+
+    /// The stripe cache size once this plan is applied: the planned value (unless held back),
+    /// else the live one.
+    pub fn stripe_cache_after(&self, array: &Array) -> Option<Value> {
+        self.changes
+            .iter()
+            .find(|c| c.attr == Attr::StripeCacheSize && c.hold.is_none())
+            .map(|c| c.after)
+            .or_else(|| array.values.get(&Attr::StripeCacheSize).copied())
+    }
+}
+
+/// A system-wide speed limit (a C int: the live value may be negative).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitChange {
+    pub limit: SpeedLimit,
+    pub before: Value,
+    pub after: Value,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub arrays: Vec<ArrayPlan>,
+    pub limits: Vec<LimitChange>,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Plan {
+    /// True if and only if some due change waits (a reshape, no mdmon): a revert must then keep
+    /// the saved originals for the next revert.
+    pub(crate) fn holds_back(&self) -> bool {
+        self.arrays
+            .iter()
+            .flat_map(|a| &a.changes)
+            .any(|c| c.hold.is_some())
+    }
+
+    pub fn is_compliant(&self) -> bool {
+        self.arrays.iter().all(ArrayPlan::is_compliant)
+            && self.limits.iter().all(|l| l.before == l.after)
+    }
+}
+
+/// Why a due change is not written in this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// The array reshapes.
+    Reshape,
+    /// External metadata, and no mdmon runs for the container.
+    NoMdmon,
+    /// The stripe cache it must not exceed is held back.
+    AfterStripeCache,
+}
+
+impl Hold {
+    /// The reason in words, for the report and the warnings.
+    pub(crate) fn reason(self, array: &Array) -> String {
+        match self {
+            Hold::Reshape => format!(
+                "{} is reshaping ({}): held back until the reshape ends (writes that suspend the \
+                 array wait, and a reshape needs {} stripes per chunk in the cache)",
+                array.name,
+                array.reshape.as_deref().unwrap_or("reshape"),
+                kernel::RESHAPE_STRIPES_PER_CHUNK
+            ),
+            Hold::NoMdmon => {
+                let (container, why) = match &array.external {
+                    Some(e) => (e.container.as_str(), e.mdmon.as_ref().err()),
+                    None => ("?", None),
+                };
+                format!(
+                    "{} has external metadata and no mdmon runs for its container {container} \
+                     ({}): writing stripe_cache_size would wait for mdmon forever",
+                    array.name,
+                    why.map_or("not found", String::as_str)
+                )
+            }
+            Hold::AfterStripeCache => format!(
+                "{}: stripe_cache_size is held back and the kernel refuses a \
+                 preread_bypass_threshold above the live stripe cache",
+                array.name
+            ),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Diff {
+    pub(crate) before_header: String,
+    pub(crate) after_header: String,
+    pub(crate) before: String,
+    pub(crate) after: String,
+}

@@ -1,0 +1,75 @@
+//! The revert plan (docs/reference.md §6): the originals saved before the first change, turned
+//! into a plan that writes them back over the live values, held back like any plan while an
+//! array reshapes or its mdmon is missing. Pure; the originals are stored by `crate::persist`.
+
+use super::hold::hold_back;
+use super::model::{ArrayPlan, Change, LimitChange, Plan, Source};
+use crate::host::Inventory;
+use crate::md::{Attr, SpeedLimit, Value};
+use std::collections::BTreeMap;
+
+/// One saved file: the array it belongs to and its original values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Saved {
+    pub(crate) array: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) values: BTreeMap<String, Value>,
+}
+
+/// The plan that writes the saved originals (by key: array uuid, `md-<name>`, `system`) back
+/// over the live values in `inv`. Saved arrays that are gone are named in the plan's warnings.
+pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> Plan {
+    let mut plan = Plan::default();
+    for (key, saved) in files {
+        if key == "system" {
+            for l in SpeedLimit::ALL {
+                if let (Some(&orig), Some(&live)) =
+                    (saved.values.get(l.name()), inv.speed_limits.get(&l))
+                {
+                    plan.limits.push(LimitChange {
+                        limit: l,
+                        before: live,
+                        after: orig,
+                    });
+                }
+            }
+            continue;
+        }
+        // By uuid first: a re-assembled array may have another kernel name.
+        let found = inv
+            .arrays
+            .iter()
+            .position(|a| match (&saved.uuid, &a.uuid) {
+                (Some(s), Some(u)) => s == u,
+                _ => saved.array.as_deref() == Some(a.name.as_str()),
+            });
+        let Some(i) = found else {
+            plan.warnings.push(format!(
+                "saved originals of {} (uuid {}) not restored: the array is not running",
+                saved.array.as_deref().unwrap_or("?"),
+                saved.uuid.as_deref().unwrap_or("?")
+            ));
+            continue;
+        };
+        let a = &inv.arrays[i];
+        let mut ap = ArrayPlan {
+            array: i,
+            name: a.name.clone(),
+            hw_queues: None,
+            changes: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for attr in Attr::ALL {
+            if let (Some(&orig), Some(&live)) = (saved.values.get(attr.name()), a.values.get(&attr))
+            {
+                ap.changes
+                    .push(Change::new(attr, live, orig, Source::Saved));
+            }
+        }
+        // A revert waits for a reshape or a missing mdmon like any run.
+        hold_back(a, &mut ap, &mut plan.warnings);
+        plan.arrays.push(ap);
+    }
+    plan.arrays.sort_by_key(|a| a.array);
+    plan
+}

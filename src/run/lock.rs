@@ -1,0 +1,110 @@
+//! The host-wide lock (docs/reference.md §4): one run at a time per host, on `run/mdtune.lock`
+//! under the root. A run that writes takes it before it reads the host for the last time; a
+//! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails.
+
+use crate::sys::Root;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LockError {
+    #[error("cannot take the lock {path}: {source}")]
+    Open { path: String, source: io::Error },
+    #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]
+    Timeout { path: String, waited_ms: u64 },
+}
+
+/// Milliseconds as seconds with one decimal (`300` -> `0.3`), without floating point.
+fn seconds(ms: u64) -> String {
+    format!("{}.{}", ms / 1000, ms % 1000 / 100)
+}
+
+pub(crate) const LOCK_WAIT_MS: u64 = 30_000;
+/// How long a udev-triggered run waits: udev must not be held up for long.
+pub(crate) const UDEV_LOCK_WAIT_MS: u64 = 10_000;
+
+/// `MDTUNE_LOCK_WAIT` (seconds, such as `5` or `0.3`) overrides the default wait, for tests and
+/// slow hosts; at most an hour.
+pub(crate) fn lock_wait(default_ms: u64) -> Duration {
+    let ms = std::env::var("MDTUNE_LOCK_WAIT")
+        .ok()
+        .and_then(|s| parse_millis(s.trim()))
+        .unwrap_or(default_ms);
+    Duration::from_millis(ms.min(3_600_000))
+}
+
+/// Decimal seconds (`5`, `0.3`, `2.25`) as milliseconds, without floating point (which would
+/// cost the binary about 30 KiB of parsing and formatting code).
+fn parse_millis(text: &str) -> Option<u64> {
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(frac.is_empty() || digits(frac)) {
+        return None;
+    }
+    let mut ms = whole.parse::<u64>().ok()?.checked_mul(1000)?;
+    for (i, d) in frac.bytes().take(3).enumerate() {
+        ms += u64::from(d - b'0') * [100, 10, 1][i];
+    }
+    Some(ms)
+}
+
+/// A run that stopped before it had a report: the message and the exit status.
+/// The host-wide lock: one run at a time. Released when dropped.
+#[derive(Debug)]
+pub(crate) struct Lock {
+    _file: File,
+}
+
+/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
+pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
+    let path = root.lock_file();
+    let err = |source| LockError::Open {
+        path: path.display().to_string(),
+        source,
+    };
+    // Neither run/ nor the lock file may lead out of the root.
+    let run = root.make_dir(&root.run()).map_err(err)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(crate::sys::O_NOFOLLOW)
+        .open(run.join(crate::sys::LOCK_FILE))
+        .map_err(err)?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock { _file: file }),
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
+                sleep(Duration::from_millis(20));
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(LockError::Timeout {
+                    path: path.display().to_string(),
+                    waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+                })
+            }
+            Err(TryLockError::Error(e)) => return Err(err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_millis;
+
+    #[test]
+    fn lock_wait_seconds_parse_without_floating_point() {
+        assert_eq!(parse_millis("5"), Some(5000));
+        assert_eq!(parse_millis("0.3"), Some(300));
+        assert_eq!(parse_millis("2.25"), Some(2250));
+        assert_eq!(parse_millis("1.23456"), Some(1234));
+        assert_eq!(parse_millis("5."), Some(5000));
+        for bad in ["", ".5", "-1", "1e3", "abc", "1.2.3"] {
+            assert_eq!(parse_millis(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Files written atomically inside the root, for the persisted state, the saved originals and
+//! the installed binary: a temp file beside the target, then a rename, which replaces a link in
+//! place of the target rather than following it. Temp files an interrupted run left are removed
+//! by the next run that writes or removes in that directory. Every directory used must stay in
+//! the root ([`Root::make_dir`], [`Root::real_file`]).
+
+use super::dir;
+use super::root::Root;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Reads a file inside the root, `None` when it does not exist. Neither its directory nor the
+/// file itself may be a link out of the root.
+pub(crate) fn read_file(root: &Root, path: &Path) -> io::Result<Option<Vec<u8>>> {
+    let Some(real) = root.real_file(path)? else {
+        return Ok(None);
+    };
+    match dir::read_path(&real) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The suffix of a temp file: `.<name>.mdtune-<pid>`.
+const TEMP_MARK: &str = ".mdtune-";
+
+/// True if and only if `name` is a temp file [`write_atomic`] makes.
+fn is_temp(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(TEMP_MARK)
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the temp files an interrupted run left in `dir` (a real directory inside the root).
+/// Every writer holds the host lock, so no other run is using them.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_str().is_some_and(is_temp) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
+/// a link in place of `path` rather than following it). The directory must stay in the root.
+pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
+    remove_stale_temps(&dir);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
+    let result = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)))
+        .and_then(|()| fs::rename(&tmp, dir.join(name.as_ref())));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
+/// when it does not exist.
+pub(crate) fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
+    let Some(real) = root.real_file(path)? else {
+        return Ok(false);
+    };
+    if let Some(dir) = real.parent() {
+        remove_stale_temps(dir);
+    }
+    match fs::remove_file(real) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_temp_files_this_module_makes_count_as_stale() {
+        assert!(is_temp(".mdtune.json.mdtune-1234"));
+        assert!(is_temp(".mdtune.mdtune-7"));
+        assert!(!is_temp("mdtune.json"));
+        assert!(!is_temp(".mdtune.json.mdtune-"));
+        assert!(!is_temp(".mdtune.json.mdtune-12a"));
+        assert!(!is_temp("x.mdtune-12"));
+    }
+}

@@ -1,0 +1,21 @@
+//! The floor: the only code that knows descriptors, system calls, `O_*` and errno numbers, and
+//! the rules that keep every read and write inside the root (docs/reference.md §4).
+//!
+//! Upper steps ask it for named things: the root's paths ([`Root`]), a directory handle that
+//! cannot be walked out of (`Dir`), a file written atomically inside the root. It decides
+//! nothing about md: what to read or write is the business of the steps above.
+
+mod atomic;
+mod calls;
+mod consts;
+mod dir;
+mod root;
+
+pub(crate) use atomic::{read_file, remove_file, write_atomic};
+pub(crate) use calls::have_openat2;
+pub(crate) use consts::{leads_out, EBUSY, ENODEV, O_NOFOLLOW};
+pub(crate) use dir::{trimmed, Dir};
+pub use root::Root;
+pub(crate) use root::{
+    open_for_write, read, write_value, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE,
+};
