@@ -353,6 +353,25 @@ args = r["mdtune-tuned"]["mdtune"]
 assert {"binary": "/usr/sbin/mdtune"} in args, args
 assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
 
+  # Transactional systems: the formula's metadata as Uyuni reads it, against the rendered SLS
+  # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
+  sc formula "$base/fo-all.json" state.show_sls mdtune \
+    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}}}'
+  trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
+    "$base/fo-all.json" 2>&1)
+  echo "$trans_out" | sed "s/^\(ok   - \|FAIL - \)/\1[$label] /"
+  passed=$((passed + $(grep -c '^ok   - ' <<<"$trans_out")))
+  failed=$((failed + $(grep -c '^FAIL - ' <<<"$trans_out")))
+  grep -q '^ok   - ' <<<"$trans_out" || not_ok "[$label] tests/salt/uyuni_transactional.py ran" "$trans_out"
+  TRANSACTIONAL_UPDATE=true sc formula "$base/fo-trans.json" state.single mdtune.managed \
+    name=in-snapshot from_pillar=True pillar="$over2"
+  check "[$label] inside a transactional-update snapshot mdtune.managed refuses, saying why" "$base/fo-trans.json" '
+s = state("in-snapshot")
+eq(s["result"], False, "result")
+assert "transactional-update snapshot" in s["comment"] and "state.apply" in s["comment"], s["comment"]
+eq(s["changes"], {}, "changes")'
+  check_unchanged "[$label] inside a transactional-update snapshot: nothing written" "$r2" "$base/r2.pristine"
+
   sc formula "$base/fo-test.json" state.apply test=True pillar="$over2"
   check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" "
 f = state('mdtune-binary')

@@ -44,6 +44,13 @@ arguments overriding it key by key. The SUSE Manager / Uyuni formula does this,
 so that its SLS renders the same without calling a custom function while it
 renders: under salt-ssh a template's ``salt['mdtune.desired']()`` would run on
 the target without the pillar, while the state run there carries it.
+
+Transactional systems. ``mdtune.managed`` and ``mdtune.reverted`` refuse to run
+inside a transactional-update snapshot (``transactional_update.apply``, or
+``TRANSACTIONAL_UPDATE`` in the environment): there the sysfs writes would take
+effect at once, while ``/etc/mdtune``, the udev rule and an installed binary
+would appear only after the reboot. Apply them live (``state.apply``); the
+formula's metadata tells SUSE Manager / Uyuni to.
 """
 
 import difflib
@@ -114,6 +121,8 @@ def managed(
     """
     test = _test(kwargs)
     ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    if _in_transaction():
+        return _refuse_transaction(ret)
     given = {
         "arrays": arrays,
         "thread_policy": thread_policy,
@@ -168,6 +177,8 @@ def reverted(name, root=None, binary=None, **kwargs):
     """
     test = _test(kwargs)
     ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    if _in_transaction():
+        return _refuse_transaction(ret)
     missing = _missing_binary(binary)
     if missing:
         return _no_binary(ret, missing, test)
@@ -186,6 +197,30 @@ def reverted(name, root=None, binary=None, **kwargs):
 def _test(kwargs):
     """test=True from the run (``__opts__``) or from the state's own ``test`` argument."""
     return bool(__opts__.get("test", False) or salt.utils.args.test_mode(**kwargs))
+
+
+def _in_transaction():
+    """True inside a transactional-update snapshot (Salt's own check where it is loaded)."""
+    check = "transactional_update.in_transaction"
+    if check in __salt__:
+        try:
+            if __salt__[check]():
+                return True
+        except CommandExecutionError:
+            pass
+    # transactional-update exports TRANSACTIONAL_UPDATE=true to what it runs in the snapshot.
+    return os.environ.get("TRANSACTIONAL_UPDATE", "").lower() == "true"
+
+
+def _refuse_transaction(ret):
+    ret["comment"] = (
+        "mdtune: not run inside a transactional-update snapshot: the md sysfs values would "
+        "change at once, while /etc/mdtune, the udev rule and an installed binary would appear "
+        "only after the reboot. Apply this state live, with state.apply after the reboot (the "
+        "mdtune formula's metadata, transactional: transactional_then_live with live_state_ids "
+        "mdtune-tuned, tells SUSE Manager / Uyuni to)."
+    )
+    return ret
 
 
 def _passthrough(kwargs):
