@@ -148,9 +148,10 @@ salt_checks() {
   minion_conf example "$repo/examples/salt/states" "$repo/module_utils/salt" -- "$repo/examples/salt/pillar"
   # The binary through the config key mdtune:binary (config.get: minion config, then pillar).
   printf 'mdtune:\n  binary: %s\n' "$bin" >>"$base/conf/example/minion"
-  # The formula as a package installs it: states/mdtune and the two modules from
-  # module_utils/salt in one file root (/usr/share/salt-formulas/states/{mdtune,_modules,_states}),
-  # plus a top file; the pillar is pillar.example, as the form writes it.
+  # The formula as the packages install it: states/mdtune in one file root
+  # (/usr/share/susemanager/formulas/states), the two modules from module_utils/salt in another
+  # (/usr/share/susemanager/salt/{_modules,_states}), plus a top file; the pillar is
+  # pillar.example, as the form writes it.
   mkdir -p "$base/formula-top" "$base/formula-pillar"
   printf 'base:\n  "*":\n    - mdtune\n' >"$base/formula-top/top.sls"
   printf 'base:\n  "*":\n    - mdtune\n    - host\n' >"$base/formula-pillar/top.sls"
@@ -336,7 +337,7 @@ assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"],
   # --- the SUSE Manager / Uyuni formula ---------------------------------------------------------
   new_root "$r2"
   # The binary where the formula's default source, salt://mdtune/files/mdtune, finds it: like
-  # /srv/salt/mdtune/files/mdtune next to the formula in /usr/share/salt-formulas/states/mdtune.
+  # /srv/salt/mdtune/files/mdtune beside the packaged formula's states/mdtune.
   mkdir -p "$base/formula-top/mdtune/files"
   cp "$bin" "$base/formula-top/mdtune/files/mdtune"
   over2=$(printf '{"mdtune": {"root": "%s", "deploy": {"enabled": true, "target": "%s"}}}' \
