@@ -50,6 +50,8 @@ else
 fi
 
 rm -rf "$work" && mkdir -p "$work"
+# The system root is mostly hard links to this machine's /usr: never left behind to be written to.
+trap 'rm -rf "$work/sysroot"' EXIT
 echo "# dracut boot: kernel $abi ($series), work $work"
 
 # --- the scratch system root for dracut -------------------------------------------------------
