@@ -50,8 +50,9 @@ else
 fi
 
 rm -rf "$work" && mkdir -p "$work"
-# The system root is mostly hard links to this machine's /usr: never left behind to be written to.
-trap 'rm -rf "$work/sysroot"' EXIT
+# The system root is mostly hard links to this machine's /usr: never left behind to be written
+# to. The disk images and the initrd go too (the logs and records stay).
+trap 'rm -rf "$work/sysroot" "$work"/*.img' EXIT
 echo "# dracut boot: kernel $abi ($series), work $work"
 
 # --- the scratch system root for dracut -------------------------------------------------------
