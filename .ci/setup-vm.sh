@@ -118,6 +118,7 @@ unpack() {
   rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
   for pkg in "$@"; do
     ( cd "$debs" && retry apt-get "${apt_opts[@]}" -qq download "$pkg" ) || die "apt-get download $pkg failed"
+    # shellcheck disable=SC2012 # ls -t: the newest download; .deb file names have no blanks
     deb=$(ls -t "$debs/${pkg%%=*}"_*.deb | head -n1)
     dpkg-deb -x "$deb" "$dest.tmp"
   done

@@ -4,7 +4,7 @@
 # cargo-fuzz for the fuzz suite, strace. Every step is idempotent. A setup step that fails is
 # reported and the others still run: the suite that needs the missing piece then fails and names it.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 failed=()
 step() {
   echo "=== setup: $*"

@@ -413,8 +413,8 @@ def bench_ansible(a, tmp, out):
                    f"| {st.median / fl.median:.2f}x | {tt.median / tf.median:.2f}x | {st.cpu.median / fl.cpu.median:.2f}x |")
     m, tm = stats["mdtune"], tasks["mdtune"]
     ratio = m.median / fl.median
-    goals = [f"mdtune within 1.1x of the floor: playbook {ratio:.2f}x, CPU "
-             f"{m.cpu.median / fl.cpu.median:.2f}x ({'met' if ratio <= 1.1 else 'NOT met'})"]
+    goals = [(f"mdtune within 1.1x of the floor: playbook {ratio:.2f}x, CPU "
+              f"{m.cpu.median / fl.cpu.median:.2f}x ({'met' if ratio <= 1.1 else 'NOT met'})")]
     per_task = (f"Per task, mdtune costs {(tm.median - tf.median) * 1e3:.0f} ms more than the floor "
                 f"({tm.median / tf.median:.2f}x of an almost empty task)")
     if "replay" in tasks:
@@ -447,11 +447,11 @@ def per_task_table(per_task_plays, tasks, k, d, answer):
         "floor": f"floor: the empty module ({size(os.path.join(d, 'library', 'floor'))} bytes)",
         "replay": f"replay: mdtune's size ({size(os.path.join(d, 'library', 'replay'))} bytes) and answer "
                   f"({size(answer)} bytes), no work",
-        "size": f"size: mdtune's size, the empty module's answer",
+        "size": "size: mdtune's size, the empty module's answer",
         "answer": f"answer: a {size(os.path.join(d, 'library', 'answer'))}-byte module printing mdtune's answer",
     }
-    out = [f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
-           f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n",
+    out = [(f"**Cost per task**: each module as {k} identical tasks in one play (the same converged host), "
+            f"so a task's cost is the play's tasks time / {k}; same rounds, interleaved with the plays above.\n"),
            "| module | per task ms (median) | tasks ms of the play (min-max) | per task / floor | over the floor ms |",
            "| --- | ---: | ---: | ---: | ---: |"]
     for m in MODULE_CONTENDERS:
@@ -519,7 +519,7 @@ def bench_salt(a, tmp, out):
         try:
             res = json.loads(p.stdout)["local"]
         except (ValueError, KeyError, TypeError):
-            raise SystemExit(f"bench: salt-call state.apply {sls} printed no result:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+            raise SystemExit(f"bench: salt-call state.apply {sls} printed no result:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}") from None
         if not isinstance(res, dict) or any(v.get("result") is False for v in res.values()):
             raise SystemExit(f"bench: state.apply {sls} failed:\n{json.dumps(res, indent=1)[-3000:]}")
         return sorted(v.get("name", k) for k, v in res.items() if v.get("changes"))

@@ -138,4 +138,5 @@ if [ "$deb" = 1 ]; then
 fi
 
 echo "build.sh: packages in ${out#"$repo"/}/:"
+# shellcheck disable=SC2012 # only lists the packages for the reader
 (cd "$out" && ls -1 ./*.rpm ./*.deb ./*.tar.gz 2>/dev/null | sed 's,^\./,  ,')

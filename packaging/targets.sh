@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by packaging/build.sh, bench/build-release.sh and the collection's build: how each architecture's static
 # binary is built, in one place.
 #
@@ -41,7 +42,7 @@ static_target_ready() {
   rustup target list --installed 2>/dev/null | grep -qx "$TRIPLE" ||
     { echo "rust target $TRIPLE is missing: rustup target add $TRIPLE (or run .ci/setup-packaging.sh)" >&2; return 1; }
   if [ "$1" = ppc64le ]; then
-    command -v powerpc64le-linux-gnu-gcc >/dev/null && [ -f /usr/powerpc64le-linux-gnu/lib/libc.a ] ||
+    { command -v powerpc64le-linux-gnu-gcc >/dev/null && [ -f /usr/powerpc64le-linux-gnu/lib/libc.a ]; } ||
       { echo "the ppc64le cross toolchain is missing: apt-get install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross (or run .ci/setup-packaging.sh)" >&2; return 1; }
   fi
 }
@@ -63,7 +64,7 @@ static_target_ready() {
 # rust-src); distributions ship them as a package too (openSUSE and SLES: rust-src, from the
 # rust1.NN packages; Debian and Ubuntu: rust-src), which is what an offline package build uses.
 # RUSTC_BOOTSTRAP is set for these cargo commands only, never exported.
-STD_FLAGS=(-Z build-std=std,panic_abort -Z build-std-features=)
+STD_FLAGS=(-Z 'build-std=std,panic_abort' -Z build-std-features=)
 
 # The toolchain's std sources (its rust-src component); library/Cargo.lock there names std's own
 # dependencies. Prints nothing when rust-src is not installed.

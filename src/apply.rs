@@ -6,15 +6,15 @@
 //!
 //! Invariants: a value already in place is never written (on Linux 6.7+ every write to
 //! `group_thread_cnt` or `skip_copy` suspends the array, and a `stripe_cache_size` write dirties
-//! the superblock); only attributes from [`Attr::ALL`] are written; a write target whose real path
-//! leaves `sys/` (or, for the speed limits, the root) is refused.
+//! the superblock); only attributes from [`Attr::ALL`] are written; each write and its read-back
+//! is opened beneath `sys/` (the speed limits: beneath the root), and one whose path leads out
+//! of it is refused (docs/reference.md §4).
 
 use crate::md::{Attr, Kind, SpeedLimit, Value};
 use crate::plan::Plan;
-use crate::sys::{self, Root};
+use crate::sys::{self, KernelFile, Root};
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -42,7 +42,7 @@ pub enum ApplyError {
     ReadBack { target: Target, source: io::Error },
     #[error("{target}: {path} does not exist")]
     Missing { target: Target, path: String },
-    #[error("{target}: refusing to write {path}: it leads out of the root's sys/")]
+    #[error("{target}: refusing to write {path}: it leads out of the root")]
     Escape { target: Target, path: String },
     #[error("{target}: cannot save the original value {value} for revert: {source}")]
     SaveOriginal {
@@ -76,31 +76,43 @@ impl Target {
         }
     }
 
-    /// The real path to write, refused when it is missing or leaves the root.
-    fn path(&self, root: &Root) -> Result<PathBuf, ApplyError> {
-        let (path, real) = match self {
-            Target::Md { array, attr } => {
-                let p = root.md_attr(array, attr.name());
-                let real = root.confine(&p);
-                (p, real)
-            }
-            Target::Limit(l) => {
-                let p = root.speed_limit(*l);
-                let real = root.confine_to_root(&p);
-                (p, real)
-            }
-        };
-        let shown = path.display().to_string();
-        match real {
-            Some(real) => Ok(real),
-            None if std::fs::symlink_metadata(&path).is_err() => Err(ApplyError::Missing {
+    /// The file the value lives in, for the floor.
+    fn file(&self) -> KernelFile<'_> {
+        match self {
+            Target::Md { array, attr } => KernelFile::Md {
+                array,
+                attr: attr.name(),
+            },
+            Target::Limit(l) => KernelFile::Limit(*l),
+        }
+    }
+
+    /// The path a refusal names.
+    fn shown(&self, root: &Root) -> String {
+        match self {
+            Target::Md { array, attr } => root.md_attr(array, attr.name()),
+            Target::Limit(l) => root.speed_limit(*l),
+        }
+        .display()
+        .to_string()
+    }
+
+    /// `e` from opening the file, as the refusal it is when the file is missing or resolving it
+    /// leads out of the root (`Err(e)` otherwise).
+    fn refusal(&self, root: &Root, e: io::Error) -> Result<ApplyError, io::Error> {
+        let path = self.shown(root);
+        if sys::leads_out(&e) {
+            Ok(ApplyError::Escape {
                 target: self.clone(),
-                path: shown,
-            }),
-            None => Err(ApplyError::Escape {
+                path,
+            })
+        } else if e.kind() == io::ErrorKind::NotFound {
+            Ok(ApplyError::Missing {
                 target: self.clone(),
-                path: shown,
-            }),
+                path,
+            })
+        } else {
+            Err(e)
         }
     }
 }
@@ -155,12 +167,18 @@ pub struct Outcome {
 }
 
 /// Writes `value` to `target` and checks the kernel kept it.
+///
+/// The file is opened beneath the root for the write and again for the read-back
+/// (docs/reference.md §4), never by a path resolved earlier.
 pub(crate) fn write_checked(root: &Root, target: &Target, value: Value) -> Result<(), ApplyError> {
-    let path = target.path(root)?;
-    let mut file = sys::open_for_write(&path).map_err(|source| ApplyError::Open {
-        target: target.clone(),
-        value,
-        source,
+    let mut file = root.open_kernel(target.file(), true).map_err(|e| {
+        target
+            .refusal(root, e)
+            .unwrap_or_else(|source| ApplyError::Open {
+                target: target.clone(),
+                value,
+                source,
+            })
     })?;
     sys::write_value(&mut file, &crate::md::kernel_text(target.kind(), value)).map_err(
         |source| ApplyError::Write {
@@ -170,10 +188,12 @@ pub(crate) fn write_checked(root: &Root, target: &Target, value: Value) -> Resul
         },
     )?;
     drop(file);
-    let text = sys::read(&path).map_err(|source| ApplyError::ReadBack {
-        target: target.clone(),
-        source,
-    })?;
+    let text = root
+        .read_kernel(target.file())
+        .map_err(|source| ApplyError::ReadBack {
+            target: target.clone(),
+            source,
+        })?;
     // A value the kernel did not keep (stripe_cache_size after ENOMEM reads back lower) failed.
     if crate::md::parse_value(target.kind(), &text) != Some(value) {
         return Err(ApplyError::NotKept {
@@ -252,11 +272,9 @@ fn rollback(root: &Root, done: Vec<Write>, error: ApplyError) -> Failure {
     };
     for w in rollback_order(done) {
         // The write that failed may have left the value untouched; then there is nothing to undo.
-        let live = w
-            .target
-            .path(root)
+        let live = root
+            .read_kernel(w.target.file())
             .ok()
-            .and_then(|p| sys::read(&p).ok())
             .and_then(|t| crate::md::parse_value(w.target.kind(), &t));
         if live == Some(w.before) {
             continue;

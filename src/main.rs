@@ -29,6 +29,26 @@ fn usage_error(msg: &str) -> ! {
     print(&failure(msg), Exit::Input as i32)
 }
 
+/// The input text, read from `from` up to one byte past the limit, so that an endless or huge
+/// input (an args file of `/dev/zero`) is refused after a bounded read, before it is parsed
+/// (docs/reference.md §1).
+fn read_input(from: impl Read, what: &str) -> String {
+    let mut bytes = Vec::new();
+    let limit = mdtune::spec::MAX_INPUT as u64 + 1;
+    if let Err(e) = from.take(limit).read_to_end(&mut bytes) {
+        usage_error(&format!("cannot read the input from {what}: {e}"));
+    }
+    if bytes.len() > mdtune::spec::MAX_INPUT {
+        usage_error(&mdtune::spec::SpecError::TooLarge.to_string());
+    }
+    String::from_utf8(bytes).unwrap_or_else(|e| {
+        usage_error(&format!(
+            "cannot read the input from {what}: it is not valid UTF-8 ({})",
+            e.utf8_error()
+        ))
+    })
+}
+
 fn main() {
     run::install_panic_hook();
     // Arguments that are not UTF-8 are unusable input, not a panic.
@@ -65,14 +85,10 @@ fn main() {
             if words.is_empty() && io::stdin().is_terminal() {
                 usage_error("no input: pass an args file, or JSON on stdin (mdtune --help)");
             }
-            let mut text = String::new();
-            if let Err(e) = io::stdin().read_to_string(&mut text) {
-                usage_error(&format!("cannot read the input from stdin: {e}"));
-            }
-            text
+            read_input(io::stdin(), "stdin")
         }
-        [file] if !file.starts_with("--") => match std::fs::read_to_string(file) {
-            Ok(t) => t,
+        [file] if !file.starts_with("--") => match std::fs::File::open(file) {
+            Ok(f) => read_input(f, &format!("the args file {file}")),
             Err(e) => usage_error(&format!("cannot read the args file {file}: {e}")),
         },
         _ => usage_error(&format!("unknown arguments {args:?} (mdtune --help)")),

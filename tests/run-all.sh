@@ -3,7 +3,7 @@
 # Runs every suite even when one fails, then prints one closing line "N passed, N failed"
 # counting suites. A suite whose tools are missing fails and says how to install them.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 export MDTUNE_VENV=${MDTUNE_VENV:-$PWD/.venv}
 
 passed=0; failed=0; failures=()
@@ -18,7 +18,7 @@ suite() {
   fi
 }
 
-suite lint       bash -c 'cargo fmt --check && cargo clippy --all-targets -- -D warnings'
+suite lint       tests/lint/run.sh
 suite cargo-test cargo test
 suite release    bench/build-release.sh
 for s in ${MDTUNE_SUITES:-ansible salt fleet packaging vm fuzz}; do

@@ -441,3 +441,60 @@ pub fn check_spec(spec: &Spec) {
     assert_eq!(again.speed_limits, spec.speed_limits);
     assert_eq!(again.state, spec.state);
 }
+
+/// Whether some object in `text` repeats a key, found through serde's own visitor (map keys as
+/// serde_json decodes them): an oracle for the scan `Spec::from_json` makes, sharing none of its
+/// code. `None` when `text` is not JSON.
+pub fn repeats_a_key(text: &str) -> Option<bool> {
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    struct Repeats(bool);
+    struct Walk;
+    impl<'de> Visitor<'de> for Walk {
+        type Value = Repeats;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_unit<E>(self) -> std::result::Result<Repeats, E> {
+            Ok(Repeats(false))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Repeats, A::Error> {
+            let mut any = false;
+            while let Some(Repeats(r)) = seq.next_element()? {
+                any |= r;
+            }
+            Ok(Repeats(any))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Repeats, A::Error> {
+            // With serde_json's arbitrary_precision a number is a one-key map; it repeats nothing.
+            let mut seen = std::collections::HashSet::new();
+            let mut any = false;
+            while let Some(k) = map.next_key::<String>()? {
+                any |= !seen.insert(k);
+                let Repeats(r) = map.next_value()?;
+                any |= r;
+            }
+            Ok(Repeats(any))
+        }
+    }
+    impl<'de> Deserialize<'de> for Repeats {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Repeats, D::Error> {
+            d.deserialize_any(Walk)
+        }
+    }
+    serde_json::from_str::<Repeats>(text).ok().map(|Repeats(r)| r)
+}

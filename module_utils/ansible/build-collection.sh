@@ -42,6 +42,7 @@ repo=$(cd "$here/../.." && pwd)
 out=$repo/target/ansible-collection
 cargo_build=1
 release=0
+# shellcheck disable=SC2034 # set by printf -v and read as ${!key} below
 repository="" documentation="" issues=""
 die() { echo "build-collection: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do

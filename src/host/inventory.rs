@@ -11,7 +11,7 @@
 use super::device::Devices;
 use super::topology::Topology;
 use crate::md::{Attr, Family, Kind, SpeedLimit, Value};
-use crate::sys::{self, Root};
+use crate::sys::{self, KernelFile, Root};
 use crate::sys::{trimmed, Dir};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -245,9 +245,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     for &limit in &scope.speed_limits {
         let path = root.speed_limit(limit);
         let text = root
-            .confine_to_root(&path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "missing or outside the root"))
-            .and_then(|p| sys::read(&p))
+            .read_kernel(KernelFile::Limit(limit))
             .map_err(|e| read_err(&path, e))?;
         let n =
             crate::md::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
@@ -385,8 +383,8 @@ pub(crate) fn container_of(metadata_version: &str) -> Option<String> {
 fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
     let pid_file = root.mdmon_pid(container);
     let text = root
-        .confine_to_root(&pid_file)
-        .and_then(|p| sys::read(&p).ok())
+        .read_text(&pid_file)
+        .ok()
         .ok_or_else(|| format!("no mdmon pid file /run/mdadm/{container}.pid"))?;
     let pid: u32 = text.trim().parse().map_err(|_| {
         format!(
@@ -395,8 +393,8 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
         )
     })?;
     let comm = root
-        .confine_to_root(&root.proc_comm(pid))
-        .and_then(|p| sys::read(&p).ok())
+        .read_text(&root.proc_comm(pid))
+        .ok()
         .ok_or_else(|| format!("mdmon pid {pid} from /run/mdadm/{container}.pid is not running"))?;
     if comm.trim() != "mdmon" {
         return Err(format!(

@@ -14,8 +14,6 @@ use crate::sys::write_atomic;
 use crate::sys::Root;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::PathBuf;
 
 /// The originals saved before the first change, by key (array uuid, `md-<name>`, `system`).
@@ -56,29 +54,16 @@ impl Originals {
     pub(crate) fn load(root: &Root) -> Result<Originals, PersistError> {
         let dir = root.saved_state();
         let mut files = BTreeMap::new();
-        // The directory must not lead out of the root (each file is read with O_NOFOLLOW).
-        let real = match root.real_file(&dir) {
-            Ok(r) => r.unwrap_or_else(|| dir.clone()),
-            Err(source) => {
-                return Err(PersistError::Read {
-                    path: dir.display().to_string(),
-                    source,
-                })
-            }
+        // The directory is opened beneath the root (each file is read with O_NOFOLLOW).
+        let read_err = |source| PersistError::Read {
+            path: dir.display().to_string(),
+            source,
         };
-        let entries = match fs::read_dir(&real) {
-            Ok(rd) => rd
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .collect::<Vec<_>>(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(PersistError::Read {
-                    path: dir.display().to_string(),
-                    source,
-                })
-            }
+        let entries = match root.dir_beneath(&dir).map_err(read_err)? {
+            Some(d) => d.list().map_err(read_err)?,
+            None => Vec::new(),
         };
+        let entries = entries.iter().map(|name| dir.join(name));
         for path in entries {
             let Some(key) = path
                 .file_name()
@@ -189,6 +174,7 @@ impl Originals {
 mod tests {
     use super::*;
     use crate::host::fixtures::{host, raid};
+    use std::fs;
 
     fn scratch(name: &str) -> PathBuf {
         let dir =

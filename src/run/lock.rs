@@ -3,9 +3,8 @@
 //! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails.
 
 use crate::sys::Root;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -67,12 +66,8 @@ pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
     };
     // Neither run/ nor the lock file may lead out of the root.
     let run = root.make_dir(&root.run()).map_err(err)?;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(crate::sys::O_NOFOLLOW)
-        .open(run.join(crate::sys::LOCK_FILE))
+    let file = run
+        .create_or_open(crate::sys::LOCK_FILE, 0o644)
         .map_err(err)?;
     let start = Instant::now();
     loop {

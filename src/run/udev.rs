@@ -109,13 +109,13 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
 
 /// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
 /// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
-/// confined to the root: `dev/` must resolve inside it, `dev/log` must be a socket, and
-/// `dev/kmsg` is opened with `O_NOFOLLOW`, appending, and never created.
+/// confined to the root: `dev/` is opened beneath it, `dev/log` must be a socket in it, and
+/// `dev/kmsg` is opened without blocking or following a link, never created, and written only
+/// when it is a character device: udev kills a worker that hangs (docs/reference.md §6).
 pub(crate) mod syslog {
-    use crate::sys::{self, Root};
-    use std::fs::OpenOptions;
+    use crate::sys::Root;
     use std::io::Write;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::FileTypeExt;
     use std::os::unix::net::UnixDatagram;
     use std::path::Path;
 
@@ -127,9 +127,12 @@ pub(crate) mod syslog {
     pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
         // An unusable root has no log of its own to write to.
         let Ok(root) = Root::new(root) else { return };
-        let dev = root.base().join("dev");
-        let file = |name: &str| root.real_file(&dev.join(name)).ok().flatten();
-        if let Some(sock) = file("log") {
+        let Ok(Some(dev)) = root.dir_beneath(&root.base().join("dev")) else {
+            return;
+        };
+        // Through the open directory, so `dev/` cannot have become a link meanwhile.
+        let sock = dev.through_fd("log");
+        {
             let is_socket = sock
                 .symlink_metadata()
                 .is_ok_and(|m| m.file_type().is_socket());
@@ -142,13 +145,14 @@ pub(crate) mod syslog {
                 return;
             }
         }
-        let Some(kmsg) = file("kmsg") else { return };
-        if let Ok(mut f) = OpenOptions::new()
-            .append(true)
-            .custom_flags(sys::O_NOFOLLOW)
-            .open(kmsg)
+        let Ok(mut kmsg) = dev.open_log("kmsg") else {
+            return;
+        };
+        if kmsg
+            .metadata()
+            .is_ok_and(|m| m.file_type().is_char_device())
         {
-            let _ = f.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
+            let _ = kmsg.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
         }
     }
 }

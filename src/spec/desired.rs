@@ -19,6 +19,7 @@ use super::input::{check_keys, invalid};
 pub(crate) use super::input::{parse_bool, parse_int, SpecError, Want};
 use super::policy::parse_policy;
 pub(crate) use super::policy::{AutoParams, ThreadPolicy};
+use super::strict::{repeated_key, MAX_INPUT};
 
 /// What the run does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,9 +87,18 @@ fn is_info_module(map: &Map<String, Json>) -> bool {
 
 impl Spec {
     /// Parses and validates the module's input text.
+    ///
+    /// Text over [`MAX_INPUT`] is refused before it is parsed, and an object that repeats a
+    /// key, at any depth, once it is (docs/reference.md §2).
     pub fn from_json(text: &str) -> Result<Spec, SpecError> {
+        if text.len() > MAX_INPUT {
+            return Err(SpecError::TooLarge);
+        }
         let json: Json =
             serde_json::from_str(text).map_err(|e| SpecError::NotJson(e.to_string()))?;
+        if let Some(key) = repeated_key(text) {
+            return Err(SpecError::Duplicate { key });
+        }
         match json {
             Json::Object(map) => Spec::from_map(map),
             other => Err(SpecError::NotJson(format!(

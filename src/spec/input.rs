@@ -21,6 +21,10 @@ pub enum SpecError {
     Unknown { key: String, allowed: String },
     #[error("the input is not a JSON object: {0}")]
     NotJson(String),
+    #[error("the input is larger than 1 MiB (1048576 bytes), the most mdtune reads")]
+    TooLarge,
+    #[error("duplicate key {key}: a key may appear only once in an object")]
+    Duplicate { key: String },
 }
 
 pub(crate) fn invalid(key: &str, value: &Json, allowed: &str) -> SpecError {

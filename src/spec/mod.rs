@@ -7,8 +7,10 @@ mod desired;
 mod entry;
 mod input;
 mod policy;
+mod strict;
 
 pub use desired::{Spec, State, TOP_KEYS};
 pub use entry::{Entry, NameSelector, ENTRY_KEYS};
 pub use input::{SpecError, Want, MAX_THREADS};
 pub use policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};
+pub use strict::MAX_INPUT;

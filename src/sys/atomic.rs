@@ -1,23 +1,24 @@
 //! Files written atomically inside the root, for the persisted state, the saved originals and
 //! the installed binary: a temp file beside the target, then a rename, which replaces a link in
 //! place of the target rather than following it. Temp files an interrupted run left are removed
-//! by the next run that writes or removes in that directory. Every directory used must stay in
-//! the root ([`Root::make_dir`], [`Root::real_file`]).
+//! by the next run that writes or removes in that directory. Every directory used is opened
+//! beneath the root's descriptor ([`Root::make_dir`], [`Root::real_file`]) and every file is
+//! reached relative to it.
 
-use super::dir;
+use super::dir::Dir;
 use super::root::Root;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write as _};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Reads a file inside the root, `None` when it does not exist. Neither its directory nor the
-/// file itself may be a link out of the root.
+/// Reads a file inside the root, `None` when it does not exist. Its directory is opened beneath
+/// the root, and the file in it with `O_NOFOLLOW`.
 pub(crate) fn read_file(root: &Root, path: &Path) -> io::Result<Option<Vec<u8>>> {
-    let Some(real) = root.real_file(path)? else {
+    let Some((dir, name)) = root.real_file(path)? else {
         return Ok(None);
     };
-    match dir::read_path(&real) {
+    match dir.read_bytes(&name) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
@@ -35,36 +36,33 @@ fn is_temp(name: &str) -> bool {
             .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Removes the temp files an interrupted run left in `dir` (a real directory inside the root).
-/// Every writer holds the host lock, so no other run is using them.
-fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_name().to_str().is_some_and(is_temp) {
-            let _ = fs::remove_file(e.path());
+/// Removes the temp files an interrupted run left in `dir` (opened beneath the root). Every
+/// writer holds the host lock, so no other run is using them.
+fn remove_stale_temps(dir: &Dir) {
+    for name in dir.list().unwrap_or_default() {
+        if is_temp(&name) {
+            let _ = dir.unlink(&name);
         }
     }
 }
 
 /// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
-/// a link in place of `path` rather than following it). The directory must stay in the root.
+/// a link in place of `path` rather than following it), both relative to the directory opened
+/// (and made, when missing) beneath the root.
 pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
     remove_stale_temps(&dir);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
-    let result = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)))
-        .and_then(|()| fs::rename(&tmp, dir.join(name.as_ref())));
+    let tmp = format!(".{name}{TEMP_MARK}{}", std::process::id());
+    let result = dir
+        .create_new(&tmp, mode)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.set_permissions(fs::Permissions::from_mode(mode))
+        })
+        .and_then(|()| dir.rename(&tmp, &name));
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = dir.unlink(&tmp);
     }
     result
 }
@@ -72,13 +70,11 @@ pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) ->
 /// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
 /// when it does not exist.
 pub(crate) fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
-    let Some(real) = root.real_file(path)? else {
+    let Some((dir, name)) = root.real_file(path)? else {
         return Ok(false);
     };
-    if let Some(dir) = real.parent() {
-        remove_stale_temps(dir);
-    }
-    match fs::remove_file(real) {
+    remove_stale_temps(&dir);
+    match dir.unlink(&name) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),

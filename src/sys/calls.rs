@@ -1,5 +1,5 @@
 //! The system calls std does not expose, each behind one safe function: `openat`, `openat2`,
-//! `readlinkat` and `getdents64`. They come from the C library (glibc or musl: no `libc` crate)
+//! `readlinkat`, `getdents64`, `mkdirat`, `renameat` and `unlinkat`. They come from the C library (glibc or musl: no `libc` crate)
 //! through the `ffi` block below; this is the only `unsafe` code in the crate. `crate::dirfd`
 //! builds directory handles on them.
 
@@ -12,17 +12,28 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::consts::{
-    AT_FDCWD, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW,
+    AT_FDCWD, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_NOFOLLOW,
     RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, SYS_GETDENTS64, SYS_OPENAT2,
 };
 
 /// The C library's calls that std does not expose, declared by hand (no `libc` crate).
 mod ffi {
-    use std::ffi::{c_char, c_int, c_long};
+    use std::ffi::{c_char, c_int, c_long, c_uint};
 
     extern "C" {
-        /// `openat(2)`. Variadic in C (the mode); never called with `O_CREAT`, so never passed.
+        /// `openat(2)`. Variadic in C: the mode, read only with `O_CREAT`, is always passed.
         pub(crate) fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+        /// `mkdirat(2)`.
+        pub(crate) fn mkdirat(dirfd: c_int, path: *const c_char, mode: c_uint) -> c_int;
+        /// `renameat(2)`.
+        pub(crate) fn renameat(
+            olddirfd: c_int,
+            old: *const c_char,
+            newdirfd: c_int,
+            new: *const c_char,
+        ) -> c_int;
+        /// `unlinkat(2)`.
+        pub(crate) fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int;
         /// `readlinkat(2)`.
         pub(crate) fn readlinkat(
             dirfd: c_int,
@@ -64,11 +75,21 @@ fn with_c_path<R>(parts: &[&str], f: impl FnOnce(*const c_char) -> R) -> io::Res
 
 /// `openat(dir, name, flags | O_CLOEXEC)`; `dir` `None` is the current directory.
 pub(crate) fn open_at(dir: Option<BorrowedFd<'_>>, name: &str, flags: i32) -> io::Result<OwnedFd> {
+    open_at_mode(dir, name, flags, 0)
+}
+
+/// [`open_at`] with the `mode` a file created with `O_CREAT` gets.
+pub(crate) fn open_at_mode(
+    dir: Option<BorrowedFd<'_>>,
+    name: &str,
+    flags: i32,
+    mode: u32,
+) -> io::Result<OwnedFd> {
     let dirfd = dir.map_or(AT_FDCWD, |d| d.as_raw_fd());
     // SAFETY: `name` is a NUL-terminated string that outlives the call; `dirfd` is AT_FDCWD or
-    // a descriptor borrowed for the call; no mode is read since O_CREAT is never passed.
+    // a descriptor borrowed for the call; the mode goes as the C `unsigned int` it is read as.
     let fd = with_c_path(&[name], |name| unsafe {
-        ffi::openat(dirfd, name, flags | O_CLOEXEC)
+        ffi::openat(dirfd, name, flags | O_CLOEXEC, std::ffi::c_uint::from(mode))
     })?;
     if fd < 0 {
         return Err(io::Error::last_os_error());
@@ -86,19 +107,26 @@ pub(crate) fn have_openat2() -> bool {
     !NO_OPENAT2.load(Ordering::Relaxed)
 }
 
-/// `openat2(dir, path, {flags, 0, resolve})`. `Ok(None)` when the kernel lacks it (ENOSYS, or
-/// EPERM from a seccomp filter that does not know it), which is remembered.
+/// `openat2(dir, path, {flags, mode, resolve})` (`mode` only with `O_CREAT`, as the kernel
+/// requires). `Ok(None)` when the kernel lacks it (ENOSYS, or EPERM from a seccomp filter that
+/// does not know it), which is remembered.
 fn openat2(
     dir: BorrowedFd<'_>,
     path: &[&str],
     flags: i32,
+    mode: u32,
     resolve: u64,
 ) -> io::Result<Option<OwnedFd>> {
     if !have_openat2() {
         return Ok(None);
     }
+    let mode = if flags & O_CREAT != 0 { mode } else { 0 };
     // struct open_how { u64 flags; u64 mode; u64 resolve; }
-    let how: [u64; 3] = [u64::from((flags | O_CLOEXEC) as u32), 0, resolve];
+    let how: [u64; 3] = [
+        u64::from((flags | O_CLOEXEC) as u32),
+        u64::from(mode),
+        resolve,
+    ];
     let mut attempts = 0;
     loop {
         // SAFETY: `c_path` is NUL-terminated and `how` is a valid open_how of the size passed;
@@ -141,7 +169,7 @@ const OPENAT2_ATTEMPTS: u32 = 1000;
 /// Opens the relative `path` (several components) in `dir` when no component is a symlink, so it
 /// is inside `dir`: one `openat2(RESOLVE_NO_SYMLINKS)`, or, without it, [`walk_no_symlinks`].
 pub(crate) fn open_no_symlinks(dir: BorrowedFd<'_>, path: &str, flags: i32) -> io::Result<OwnedFd> {
-    match openat2(dir, &[path], flags, RESOLVE_NO_SYMLINKS)? {
+    match openat2(dir, &[path], flags, 0, RESOLVE_NO_SYMLINKS)? {
         Some(fd) => Ok(fd),
         None => walk_no_symlinks(dir, path, flags),
     }
@@ -168,7 +196,60 @@ pub(crate) fn open_under(
     path: &[&str],
     flags: i32,
 ) -> io::Result<Option<OwnedFd>> {
-    openat2(dir, path, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+    openat2(dir, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+}
+
+/// [`open_under`] for one path, with the `mode` a file created with `O_CREAT` gets.
+pub(crate) fn openat2_beneath(
+    dir: BorrowedFd<'_>,
+    path: &str,
+    flags: i32,
+    mode: u32,
+) -> io::Result<Option<OwnedFd>> {
+    openat2(
+        dir,
+        &[path],
+        flags,
+        mode,
+        RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+    )
+}
+
+/// A C return value of 0 as `Ok`, anything else as the error in errno.
+fn zero(ret: std::ffi::c_int) -> io::Result<()> {
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `mkdirat(dir, name, mode)`.
+pub(crate) fn mkdir_at(dir: BorrowedFd<'_>, name: &str, mode: u32) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated and outlives the call; the descriptor is borrowed for it.
+    zero(with_c_path(&[name], |name| unsafe {
+        ffi::mkdirat(dir.as_raw_fd(), name, mode)
+    })?)
+}
+
+/// `unlinkat(dir, name, 0)`: removes a file, or a link without following it.
+pub(crate) fn unlink_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+    // SAFETY: as for `mkdir_at`.
+    zero(with_c_path(&[name], |name| unsafe {
+        ffi::unlinkat(dir.as_raw_fd(), name, 0)
+    })?)
+}
+
+/// `renameat(dir, from, dir, to)`: both names in the one directory.
+pub(crate) fn rename_at(dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()> {
+    let c = |s: &str| {
+        std::ffi::CString::new(s)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    let fd = dir.as_raw_fd();
+    // SAFETY: both strings are NUL-terminated and outlive the call; the descriptor is borrowed.
+    zero(unsafe { ffi::renameat(fd, from.as_ptr(), fd, to.as_ptr()) })
 }
 
 /// `readlinkat(dir, name)`: the text of the link, not resolved, read into a stack buffer.

@@ -31,6 +31,13 @@ mod arch {
 pub(crate) use arch::{O_DIRECTORY, O_NOFOLLOW};
 
 pub(crate) const O_CLOEXEC: i32 = 0o2000000;
+/// Open flags that are the same on every architecture mdtune builds for.
+pub(crate) const O_WRONLY: i32 = 0o1;
+pub(crate) const O_CREAT: i32 = 0o100;
+pub(crate) const O_EXCL: i32 = 0o200;
+pub(crate) const O_TRUNC: i32 = 0o1000;
+pub(crate) const O_APPEND: i32 = 0o2000;
+pub(crate) const O_NONBLOCK: i32 = 0o4000;
 /// A descriptor that only names the file (the same on every architecture mdtune builds for);
 /// opening it runs none of the file's code.
 pub(crate) const O_PATH: i32 = 0o10000000;
@@ -66,6 +73,7 @@ pub(crate) const EAGAIN: i32 = 11;
 /// What an md array that is being stopped answers to a read of any `md/` file (`md_attr_show`:
 /// EBUSY once `mddev_get` fails).
 pub(crate) const EBUSY: i32 = 16;
+pub(crate) const EEXIST: i32 = 17;
 pub(crate) const EXDEV: i32 = 18;
 /// What the raid456 attributes answer once the personality is gone (`raid5_show_*` with no
 /// `conf`).

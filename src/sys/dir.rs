@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at};
@@ -56,7 +56,7 @@ fn parse_dents(mut records: &[u8], f: &mut dyn FnMut(&str)) {
 
 /// Reads what is left of `file` with one `read` for anything under 4 KiB (every sysfs and procfs
 /// attribute): no `fstat`, no `lseek`. A longer file takes more reads.
-fn read_all(mut file: File) -> io::Result<Vec<u8>> {
+pub(super) fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     let (n, mut bytes) = PAGE.with(|page| -> io::Result<_> {
         let mut page = page.borrow_mut();
         page.resize(4096, 0);
@@ -69,7 +69,7 @@ fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn utf8(bytes: Vec<u8>) -> io::Result<String> {
+pub(super) fn utf8(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
@@ -83,15 +83,6 @@ pub(crate) fn trimmed(mut text: String) -> String {
     }
 }
 
-/// Reads a small file by path, not following a link in its last component: for callers that
-/// hold a path rather than a [`Dir`] (the persisted files, read-back after a write).
-pub(crate) fn read_path(path: &Path) -> io::Result<Vec<u8>> {
-    let path = path
-        .to_str()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path is not UTF-8"))?;
-    read_all(File::from(open_at(None, path, O_NOFOLLOW)?))
-}
-
 /// An open directory and its real path, inside the directory that confines it.
 #[derive(Debug)]
 pub(crate) struct Dir {
@@ -100,7 +91,9 @@ pub(crate) struct Dir {
 }
 
 impl Dir {
-    /// Opens the directory at `real`, a path already resolved (canonical).
+    /// Opens the directory at `real`, a path already resolved (canonical): for tests; runs
+    /// open directories beneath the root.
+    #[cfg(test)]
     pub(crate) fn open(real: &Path) -> io::Result<Dir> {
         let text = real
             .to_str()
@@ -109,6 +102,22 @@ impl Dir {
             fd: open_at(None, text, O_DIRECTORY)?,
             path: real.to_path_buf(),
         })
+    }
+
+    /// A directory opened elsewhere in the floor (beneath the root), named `path`: the path it
+    /// was opened by, which may pass through links inside the root.
+    pub(super) fn from_fd(fd: OwnedFd, path: PathBuf) -> Dir {
+        Dir { fd, path }
+    }
+
+    /// The descriptor, given up.
+    pub(super) fn into_fd(self) -> OwnedFd {
+        self.fd
+    }
+
+    /// The descriptor, for the floor's calls relative to it.
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 
     /// The real path of this directory.

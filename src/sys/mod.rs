@@ -6,6 +6,7 @@
 //! nothing about md: what to read or write is the business of the steps above.
 
 mod atomic;
+mod beneath;
 mod calls;
 mod consts;
 mod dir;
@@ -13,9 +14,7 @@ mod root;
 
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use calls::have_openat2;
-pub(crate) use consts::{leads_out, EBUSY, ENODEV, O_NOFOLLOW};
+pub(crate) use consts::{leads_out, EBUSY, ENODEV};
 pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;
-pub(crate) use root::{
-    open_for_write, read, write_value, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE,
-};
+pub(crate) use root::{write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE};

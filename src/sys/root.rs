@@ -2,18 +2,23 @@
 //! kernel files. What the files mean (attributes, values) is `crate::md`'s.
 //!
 //! Nothing else in the crate joins path components onto the root. That is what keeps a selector or
-//! a symlink from steering a write outside `sys/` (see [`Root::confine`]), and what lets tests and
-//! chroots run against a fake root. [`Root::new`] refuses a root whose top-level directories
-//! (`TOP_LEVEL`) lead out of it; the inventory then reads under `sys/` through directory
-//! handles confined to its real path ([`super::dir`]), the persisted files and writes by path.
-//! This module does no policy: it does not decide what to write.
+//! a symlink from steering a write outside `sys/`, and what lets tests and chroots run against a
+//! fake root. [`Root::new`] refuses a root whose top-level directories (`TOP_LEVEL`) lead out of
+//! it, and opens the root and each of them once; the inventory then reads under `sys/` through
+//! directory handles confined to its real path ([`super::dir`]), and every write, its read-back
+//! and the persisted files are opened beneath the descriptor of their top-level directory
+//! ([`super::beneath`]): no path checked earlier is opened again by name. This module does no policy: it does not
+//! decide what to write.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::consts::{absent, leads_out_error, O_NOFOLLOW};
+use super::beneath::open_beneath;
+use super::calls::open_at;
+use super::consts::{absent, leads_out_error, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_TRUNC, O_WRONLY};
 use super::dir::{self, Dir};
 use crate::md::SpeedLimit;
 
@@ -35,9 +40,26 @@ pub(crate) const LOCK_FILE: &str = "mdtune.lock";
 #[derive(Clone, Debug)]
 pub struct Root {
     base: PathBuf,
-    /// `base/sys`, canonicalized once (inside `base`): everything read or written under `sys/`
-    /// must resolve below it.
+    /// The real path of `base/sys` (inside `base`): everything read under `sys/` must resolve
+    /// below it.
     sys: PathBuf,
+    /// The root directory, open: what is opened under a top-level directory that did not
+    /// exist when the root was opened (`etc/` before the first `persist`) is opened beneath it.
+    fd: Arc<OwnedFd>,
+    /// The `TOP_LEVEL` directories that exist, each opened once and its real path checked to be
+    /// inside the root: everything under one is opened beneath it (the md attributes beneath
+    /// `sys/`, the speed limits beneath `proc/`, the lock beneath `run/`), and every read under
+    /// `sys/` starts from `sys/`.
+    tops: Arc<Vec<(&'static str, OwnedFd)>>,
+}
+
+/// What a kernel value lives in: an md attribute of an array, or a system speed limit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum KernelFile<'a> {
+    /// `sys/block/<array>/md/<attr>`, beneath `sys/`.
+    Md { array: &'a str, attr: &'a str },
+    /// `proc/sys/dev/raid/<limit>`, beneath the root.
+    Limit(SpeedLimit),
 }
 
 impl Root {
@@ -48,8 +70,27 @@ impl Root {
         for name in TOP_LEVEL {
             check_top_level(&base, name)?;
         }
-        let sys = fs::canonicalize(base.join("sys")).unwrap_or_else(|_| base.join("sys"));
-        Ok(Root { base, sys })
+        let text = base
+            .to_str()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path is not UTF-8"))?;
+        let fd = Arc::new(open_at(None, text, O_DIRECTORY)?);
+        let mut sys = base.join("sys");
+        let mut tops = Vec::new();
+        for name in TOP_LEVEL {
+            // Opened, then its real path checked: what it is now, not what it was at the check.
+            if let Ok(d) = Dir::open_within(&base.join(name), &base) {
+                if name == "sys" {
+                    sys = d.path().to_path_buf();
+                }
+                tops.push((name, d.into_fd()));
+            }
+        }
+        Ok(Root {
+            base,
+            sys,
+            fd,
+            tops: Arc::new(tops),
+        })
     }
 
     /// The real path of `sys/`: what every directory read under it must stay inside.
@@ -63,9 +104,15 @@ impl Root {
         Dir::open_within(&self.base.join(rel), &self.base).ok()
     }
 
-    /// `sys/`, open.
+    /// `sys/`, open: the directory [`Root::new`] opened, opened again through its descriptor.
     pub(crate) fn sys_dir(&self) -> io::Result<Dir> {
-        Dir::open(&self.sys)
+        match self.top("sys") {
+            Some(fd) => Ok(Dir::from_fd(
+                open_at(Some(fd), ".", O_DIRECTORY)?,
+                self.sys.clone(),
+            )),
+            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
     }
 
     pub(crate) fn base(&self) -> &Path {
@@ -133,47 +180,116 @@ impl Root {
         self.base.join("usr/local/sbin/mdtune")
     }
 
-    /// Resolves every link in `path` and returns the result only when it stays inside `sys/`.
-    /// Returns `None` for a path that does not exist or that escapes the root's `sys/`.
-    pub(crate) fn confine(&self, path: &Path) -> Option<PathBuf> {
-        let real = fs::canonicalize(path).ok()?;
-        real.starts_with(&self.sys).then_some(real)
+    /// `path` relative to the root, refused when it is not below it.
+    fn relative<'p>(&self, path: &'p Path) -> io::Result<&'p str> {
+        path.strip_prefix(&self.base)
+            .ok()
+            .and_then(Path::to_str)
+            .ok_or_else(|| outside(path))
     }
 
-    /// Like [`Root::confine`], for paths that must stay inside the root as a whole.
-    pub(crate) fn confine_to_root(&self, path: &Path) -> Option<PathBuf> {
-        let real = fs::canonicalize(path).ok()?;
-        real.starts_with(&self.base).then_some(real)
+    /// The top-level directory `name`, open, when it existed when the root was opened.
+    fn top(&self, name: &str) -> Option<BorrowedFd<'_>> {
+        self.tops
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, fd)| fd.as_fd())
     }
 
-    /// The real path of a file whose directory must be inside the root: `Ok(None)` when the
-    /// directory does not exist, an error when it leads out of the root. The file itself is not
-    /// resolved: open it with `O_NOFOLLOW` (or replace it with a rename).
-    pub(crate) fn real_file(&self, path: &Path) -> io::Result<Option<PathBuf>> {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+    /// Opens `rel` ([`super::beneath`]) beneath its top-level directory, or beneath the root
+    /// when that did not exist; resolving it out of there is an error saying it leads out of
+    /// the root, naming it.
+    fn open_in_root(&self, rel: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        let (top, below) = rel.split_once('/').unwrap_or((rel, "."));
+        match self.top(top) {
+            Some(fd) => open_beneath(fd, below, flags, mode),
+            None => open_beneath(self.fd.as_fd(), rel, flags, mode),
+        }
+        .map_err(|e| refused(e, &self.base.join(rel)))
+    }
+
+    /// Opens a kernel value's file beneath its directory: for writing (`O_WRONLY | O_TRUNC`,
+    /// never `O_CREAT`: on sysfs a missing file must fail with ENOENT, and a test root made of
+    /// regular files needs the truncate, which sysfs ignores), or to read it (back). The last
+    /// component is never followed. A path that leads out of `sys/` (an md attribute) or the root
+    /// (a speed limit) is an error of kind [`LeadsOut`](super::consts::LeadsOut).
+    pub(crate) fn open_kernel(&self, file: KernelFile<'_>, write: bool) -> io::Result<File> {
+        let flags = O_NOFOLLOW | if write { O_WRONLY | O_TRUNC } else { 0 };
+        let fd = match file {
+            KernelFile::Md { array, attr } => {
+                self.open_in_root(&format!("sys/block/{array}/md/{attr}"), flags, 0)?
+            }
+            KernelFile::Limit(l) => {
+                self.open_in_root(&format!("proc/sys/dev/raid/{}", l.name()), flags, 0)?
+            }
+        };
+        Ok(File::from(fd))
+    }
+
+    /// The text of a kernel value's file, opened as [`Root::open_kernel`] does.
+    pub(crate) fn read_kernel(&self, file: KernelFile<'_>) -> io::Result<String> {
+        dir::utf8(dir::read_all(self.open_kernel(file, false)?)?)
+    }
+
+    /// The text of the file `path` (under the root), opened beneath the root, its last
+    /// component not followed: the mdmon pid files and process names.
+    pub(crate) fn read_text(&self, path: &Path) -> io::Result<String> {
+        let fd = self.open_in_root(self.relative(path)?, O_NOFOLLOW, 0)?;
+        dir::utf8(dir::read_all(File::from(fd))?)
+    }
+
+    /// The directory `path` (under the root), opened beneath the root: `Ok(None)` when it does
+    /// not exist, an error when it leads out of the root.
+    pub(crate) fn dir_beneath(&self, path: &Path) -> io::Result<Option<Dir>> {
+        let rel = self.relative(path)?;
+        match self.open_in_root(rel, O_DIRECTORY, 0) {
+            Ok(fd) => Ok(Some(Dir::from_fd(fd, path.to_path_buf()))),
+            Err(e) if absent(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The directory of a file under the root, opened beneath it, and the file's name:
+    /// `Ok(None)` when the directory does not exist, an error when it leads out of the root.
+    /// The file itself is not resolved: open it with `O_NOFOLLOW` (or replace it with a rename).
+    pub(crate) fn real_file(&self, path: &Path) -> io::Result<Option<(Dir, String)>> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        else {
             return Err(outside(path));
         };
-        // One open and one readlink of /proc/self/fd, instead of a realpath(3) walk that asks
-        // about every component of the root's own path (it runs once per array).
-        match Dir::open_within(dir, &self.base) {
-            Ok(real) => Ok(Some(real.path().join(name))),
-            Err(e) if absent(&e) => Ok(None),
-            Err(_) => Err(outside(path)),
-        }
+        Ok(self.dir_beneath(dir)?.map(|d| (d, name.to_string())))
     }
 
-    /// Creates `dir` and its missing parents inside the root and returns its real path; refused
-    /// when an existing part of it leads out of the root.
-    pub(crate) fn make_dir(&self, dir: &Path) -> io::Result<PathBuf> {
-        let mut existing = dir;
-        while !existing.exists() {
-            existing = existing.parent().ok_or_else(|| outside(dir))?;
+    /// Creates `dir` and its missing parents beneath the root, one level at a time, and returns
+    /// it open; refused when an existing part of it leads out of the root.
+    pub(crate) fn make_dir(&self, dir: &Path) -> io::Result<Dir> {
+        let rel = self.relative(dir)?;
+        let mut held = Dir::from_fd(self.fd.try_clone()?, self.base.clone());
+        let mut prefix = String::new();
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let fd = match self.open_in_root(&prefix, O_DIRECTORY, 0) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    held.make_sub(part)?;
+                    self.open_in_root(&prefix, O_DIRECTORY, 0)?
+                }
+                other => other?,
+            };
+            held = Dir::from_fd(fd, self.base.join(&prefix));
         }
-        if self.confine_to_root(existing).is_none() {
-            return Err(outside(dir));
-        }
-        fs::create_dir_all(dir)?;
-        self.confine_to_root(dir).ok_or_else(|| outside(dir))
+        Ok(held)
+    }
+}
+
+/// `e` from an open beneath a directory; a path that resolves out of it (EXDEV) is said to lead
+/// out of the root, naming `path`.
+fn refused(e: io::Error, path: &Path) -> io::Error {
+    match e.raw_os_error() {
+        Some(EXDEV) => outside(path),
+        _ => e,
     }
 }
 
@@ -201,33 +317,6 @@ pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
 
 fn outside(path: &Path) -> io::Error {
     leads_out_error(format!("{} leads out of the root", path.display()))
-}
-
-/// Reads a small file as text, by path (the read-back after a write, the persisted files; the
-/// inventory reads through directory handles, `crate::dirfd`).
-///
-/// The last component is never followed when it is a symlink (`O_NOFOLLOW`: ELOOP): callers
-/// resolve the directory once with [`Root::confine`], so a file in it cannot lead out of the root.
-pub fn read(path: &Path) -> io::Result<String> {
-    String::from_utf8(read_bytes(path)?)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
-}
-
-/// Reads a whole file without following a symlink in its last component: one `read` for a file
-/// under 4 KiB (no `fstat`, no `lseek`).
-pub(crate) fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    dir::read_path(path)
-}
-
-/// Opens an existing attribute file for writing: `O_WRONLY|O_TRUNC` and never `O_CREAT`. On
-/// sysfs a missing file must fail with ENOENT (a create gives EACCES), and a test root made of
-/// regular files needs the truncate (sysfs ignores it). Nothing is written yet.
-pub(crate) fn open_for_write(path: &Path) -> io::Result<fs::File> {
-    OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .custom_flags(O_NOFOLLOW)
-        .open(path)
 }
 
 /// Writes `text` and a newline in one `write(2)`, as `echo` does.

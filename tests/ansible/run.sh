@@ -322,7 +322,7 @@ coll=$tmp/build/ansible_collections/mdtune/mdraid
 arch_copy() {
   mkdir -p "$1/$2/release"
   cp "$repo/target/x86_64-unknown-linux-musl/release/mdtune" "$1/$2/release/mdtune" || return 1
-  printf "\\x$3\\x00" | dd of="$1/$2/release/mdtune" bs=1 seek=18 conv=notrunc status=none
+  printf '%b' "\\x$3\\x00" | dd of="$1/$2/release/mdtune" bs=1 seek=18 conv=notrunc status=none
 }
 # A release build carries x86_64, aarch64 and ppc64le: the builds in target/, and for an
 # architecture not built there a stand-in made by arch_copy.
@@ -356,8 +356,8 @@ collection_builds_installs_and_runs() {
   # The release carries every architecture, with its modules.
   local arch
   for arch in aarch64 ppc64le; do
-    grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
-      grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt" ||
+    { grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
+      grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt"; } ||
       fail "the release collection lacks mdtune_$arch"
   done
   # With --no-cargo, a release build whose target/ lacks an architecture is refused, naming it.
@@ -372,7 +372,7 @@ collection_builds_installs_and_runs() {
   ! ls "$tmp"/build-x86/*.tar.gz 2>/dev/null || fail "a tarball was written"
   "$venv/bin/ansible-galaxy" collection install -p "$tmp/collections" "$tarball" || return 1
   "$venv/bin/ansible-doc" mdtune.mdraid.mdtune > "$tmp/cdoc.txt" || return 1
-  grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt" ||
+  { grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt"; } ||
     fail "ansible-doc mdtune.mdraid.mdtune does not render"
   local r; r=$(newroot collection)
   ANSIBLE_LIBRARY='' play -i "$(inv collection "$r")" "$books/collection.yml"
@@ -383,8 +383,11 @@ t "8b. collection: release build, install, ansible-doc, FQCN, mdtune_info and pe
 # What Galaxy's importer does (galaxy_importer/loaders/doc_string.py): list the modules with
 # ansible-doc --list, then load each one's docs. A module the list drops shows on Galaxy as missing.
 ansible_doc_lists_every_module() {
-  local expected=(mdtune mdtune_info) arch
-  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  local expected=(mdtune mdtune_info) arch b
+  for b in "$coll/binaries"/mdtune-*; do
+    [ -e "$b" ] || continue
+    arch=${b##*/mdtune-}; expected+=("mdtune_$arch" "mdtune_info_$arch")
+  done
   ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -t module -l mdtune.mdraid > "$tmp/list.txt" 2>&1 || { cat "$tmp/list.txt"; return 1; }
   cat "$tmp/list.txt"
   ! grep -qiE 'WARNING|ERROR' "$tmp/list.txt" || fail "ansible-doc -l warned"
@@ -421,8 +424,11 @@ galaxy_importer_loads_every_module() {
   (cd "$out" && ANSIBLE_LIBRARY='' PATH=$gi/bin:$PATH GALAXY_IMPORTER_RUN_ANSIBLE_LINT=false \
     "$gi/bin/python3" -m galaxy_importer.main \
     "$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz)") || return 1
-  local expected=(mdtune mdtune_info) arch
-  for arch in $(ls "$coll/binaries" | sed 's/^mdtune-//'); do expected+=("mdtune_$arch" "mdtune_info_$arch"); done
+  local expected=(mdtune mdtune_info) arch b
+  for b in "$coll/binaries"/mdtune-*; do
+    [ -e "$b" ] || continue
+    arch=${b##*/mdtune-}; expected+=("mdtune_$arch" "mdtune_info_$arch")
+  done
   "$venv/bin/python3" - "$out/importer_result.json" "${expected[@]}" <<'PY'
 import json, sys
 result = json.load(open(sys.argv[1]))
@@ -483,7 +489,7 @@ build_ships_every_architecture() {
     --no-cargo || return 1
   local c=$tmp/build-arch/ansible_collections/mdtune/mdraid arch m
   for arch in x86_64 aarch64 ppc64le; do
-    cmp -s "$c/binaries/mdtune-$arch" "$fake/$(ls "$fake" | grep "^${arch/ppc64le/powerpc64le}-")/release/mdtune" ||
+    cmp -s "$c/binaries/mdtune-$arch" "$fake/${arch/ppc64le/powerpc64le}"-*/release/mdtune ||
       fail "binaries/mdtune-$arch is not the $arch build"
     for m in "mdtune_$arch" "mdtune_info_$arch"; do
       [ "$(readlink "$c/plugins/modules/$m")" = "../../binaries/mdtune-$arch" ] || fail "plugins/modules/$m does not link to the $arch build"

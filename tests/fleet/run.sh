@@ -66,6 +66,7 @@ stop_all() {
   for g in "${pgids[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done
   pgids=()
 }
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
   stop_all
   if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"
@@ -178,13 +179,14 @@ done
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds, at most SECONDS.
 wait_for() {
-  local limit=$1 what=$2; shift 2
+  local limit=$1; shift 2 # $2, the DESCRIPTION, is for the reader of the call
   local start=$SECONDS
   until "$@"; do
     if [ $((SECONDS - start)) -ge "$limit" ]; then return 1; fi
     sleep 1
   done
 }
+# shellcheck disable=SC2317 # run by wait_for
 pending_all() {
   "$venv/bin/salt-key" -c "$m/conf" -l unaccepted --out=json 2>/dev/null | "$py" -c '
 import json, sys
@@ -199,10 +201,12 @@ else
 fi
 "$venv/bin/salt-key" -c "$m/conf" -A -y >/dev/null 2>&1
 # A minion logs this once its key is accepted and it listens; a ping before that is lost.
+# shellcheck disable=SC2317 # run by wait_for
 all_ready() {
   [ "$(grep -l "Minion is ready to receive requests" "$tmp"/m*/log 2>/dev/null | wc -l)" -ge "$n" ]
 }
 wait_for 120 "ready" all_ready
+# shellcheck disable=SC2317 # run by wait_for
 all_answer() {
   to=5 salt_cmd "$tmp/ping.json" --static '*' test.ping
   "$py" -c '
@@ -325,7 +329,8 @@ for i in ids:
     eq(proc(i, 'speed_limit_max'), '400000', i + ' speed_limit_max')
     if i != ids[0]:
         assert s['changes'], i + ': no changes reported'"
-[ "$batch_rc" -eq 0 ] && ok "4. batched rollout: salt exits 0" || not_ok "4. batched rollout: salt exits 0" "exit status $batch_rc"
+if [ "$batch_rc" -eq 0 ]; then ok "4. batched rollout: salt exits 0"
+else not_ok "4. batched rollout: salt exits 0" "exit status $batch_rc"; fi
 echo "# $n-minion rollout (canary + batches of 3): $((roll_ms / 1000)).$(printf '%03d' $((roll_ms % 1000))) s"
 snapshot_roots >"$tmp/roots.converged"
 salt_cmd "$tmp/again.json" -b 3 '*' state.apply mdtune
@@ -381,8 +386,8 @@ check "5. the job's return names the failed minion, and only it" "$tmp/refused.j
 failed = sorted(i for i, ret in r.items() if isinstance(ret, dict)
                 and any(isinstance(v, dict) and v.get('result') is False for v in ret.values()))
 eq(failed, ['$bad'], 'minions whose state failed')"
-[ "$refused_rc" -ne 0 ] && ok "5. salt exits non-zero when a minion's state failed (exit status $refused_rc)" \
-  || not_ok "5. salt exits non-zero when a minion's state failed"
+if [ "$refused_rc" -ne 0 ]; then ok "5. salt exits non-zero when a minion's state failed (exit status $refused_rc)"
+else not_ok "5. salt exits non-zero when a minion's state failed"; fi
 
 # --- 6. compliance sweep --------------------------------------------------------------------------
 # Fix the host (the write is allowed again) and apply on that minion only.

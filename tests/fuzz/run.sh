@@ -10,7 +10,7 @@
 # FUZZ_TARGETS (default: every target in fuzz/Cargo.toml), FUZZ_JOBS (targets run at once,
 # default 2: CI has two cores). About 2 minutes of building from cold, then 1 minute of fuzzing.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 
 seconds=${FUZZ_SECONDS:-30}
 min_execs=${FUZZ_MIN_EXECS:-10000}
@@ -46,14 +46,16 @@ fuzz_one() {
   mkdir -p "$work/$t"
   local start=$SECONDS
   # New inputs go to the scratch corpus (first directory); the committed seeds stay as they are.
-  (cd fuzz && cargo +nightly fuzz run -a "$t" "$work/$t" $(test -d "corpus/$t" && echo "corpus/$t") -- \
+  local seeds=()
+  [ ! -d "fuzz/corpus/$t" ] || seeds=("corpus/$t")
+  (cd fuzz && cargo +nightly fuzz run -a "$t" "$work/$t" "${seeds[@]}" -- \
       -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1) >"$work/$t.log" 2>&1
   echo $? >"$work/$t.rc"
   echo $((SECONDS - start)) >"$work/$t.took"
 }
 
 for t in $targets; do
-  echo "=== fuzz $t: ${seconds} s from $(ls "fuzz/corpus/$t" 2>/dev/null | wc -l) seeds"
+  echo "=== fuzz $t: ${seconds} s from $(find "fuzz/corpus/$t" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) seeds"
   fuzz_one "$t" &
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 done
@@ -83,7 +85,7 @@ for t in $targets; do
     summary+=("$t: $execs executions")
   fi
 done
-echo "fuzz: executions per target: $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
+echo "fuzz: executions per target: $(IFS=';'; s="${summary[*]}"; echo "${s//;/; }")"
 echo "fuzz: suite took $((SECONDS - t0)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -530,13 +530,10 @@ fn traced(root: &Path, mut input: Value, inject: bool) -> (crate::common::Run, u
     (out, calls)
 }
 
-#[test]
-fn every_layout_reads_the_same_with_and_without_openat2() {
-    // Kernels before 5.6 have no openat2: each device directory is then opened through its link
-    // and its real path checked, instead of one confined openat2 per file. Same host, same
-    // answer, every member and path included.
-    let dir = scratch("no-openat2");
-    let mut r = FakeRoot::new(&dir, 64);
+/// A host of every layout the inventory walks: partitions under LVM, stacked md, NVMe multipath
+/// with a partition, dm-multipath, a rotational disk, a spare.
+fn every_layout_host(dir: &Path) {
+    let mut r = FakeRoot::new(dir, 64);
     let disks: Vec<String> = (0..3).map(|c| r.nvme(c, 8)).collect();
     let parts: Vec<String> = disks.iter().map(|d| r.partition(d, 1)).collect();
     let lv = r.dm_linear(0, &[&parts[0]]);
@@ -569,6 +566,15 @@ fn every_layout_reads_the_same_with_and_without_openat2() {
             (&spare, Use::Spare),
         ],
     );
+}
+
+#[test]
+fn every_layout_reads_the_same_with_and_without_openat2() {
+    // Kernels before 5.6 have no openat2: each device directory is then opened through its link
+    // and its real path checked, instead of one confined openat2 per file. Same host, same
+    // answer, every member and path included.
+    let dir = scratch("no-openat2");
+    every_layout_host(&dir);
     for input in [json!({"state": "query"}), json!({"check_mode": true})] {
         let (with, calls) = traced(&dir, input.clone(), false);
         let (without, injected) = traced(&dir, input.clone(), true);
@@ -588,6 +594,56 @@ fn every_layout_reads_the_same_with_and_without_openat2() {
             strs(&with.array("md20")["members"], "device"),
             ["dm-5", "nvme20n1", "nvme40n1", "sdz"]
         );
+    }
+}
+
+#[test]
+fn every_layout_writes_the_same_with_and_without_openat2() {
+    // The writes, their read-backs, the lock, the saved originals and the persisted files are
+    // opened beneath the root: with openat2, or by a walk that opens each directory with
+    // O_NOFOLLOW and resolves the links on the way itself (sys/block/<md> is one). Two identical
+    // hosts, one run each way: the same report and the same files afterwards.
+    let input = json!({
+        "persist": true,
+        "speed_limit_max": 300000,
+        "arrays": [{"name": "md*", "stripe_cache_size": 4096}]
+    });
+    let (a, b) = (scratch("writes-openat2"), scratch("writes-walk"));
+    every_layout_host(&a);
+    every_layout_host(&b);
+    let (with, calls) = traced(&a, input.clone(), false);
+    let (without, injected) = traced(&b, input, true);
+    assert_eq!(with.code, 0, "{}", with.stdout);
+    assert!(
+        calls > 0 && injected > 0,
+        "openat2: {calls} calls, {injected} injected"
+    );
+    // The roots' own paths (in the persisted input, the udev reload's note) are the one
+    // difference.
+    let unrooted = |text: &str, dir: &Path| text.replace(&dir.display().to_string(), "ROOT");
+    assert_eq!(
+        unrooted(&with.stdout, &a),
+        unrooted(&without.stdout, &b),
+        "the two ways disagree"
+    );
+    assert_eq!(with.json["changed"], true, "{}", with.stdout);
+    let files = |dir: &Path| -> Vec<(std::path::PathBuf, String)> {
+        crate::common::snapshot(dir)
+            .into_iter()
+            .map(|(p, c, _)| {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                (rel, unrooted(&String::from_utf8_lossy(&c), dir))
+            })
+            .collect()
+    };
+    let (fa, fb) = (files(&a), files(&b));
+    assert_eq!(fa, fb, "the two ways left different files");
+    for f in [
+        "etc/mdtune/mdtune.json",
+        "run/mdtune.lock",
+        "proc/sys/dev/raid/speed_limit_max",
+    ] {
+        assert!(fa.iter().any(|(p, _)| p == Path::new(f)), "{f} not written");
     }
 }
 

@@ -16,7 +16,7 @@
 # Needs root and .ci/setup-packaging.sh. Exits non-zero on any failure.
 # MDTUNE_PACKAGING_BUILD=0 checks the packages already in target/packages (while editing checks).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 repo=$PWD
 . packaging/targets.sh
 pkgs=$repo/target/packages
@@ -91,6 +91,7 @@ for arch in x86_64 aarch64 ppc64le; do
     aarch64) machine='ARM aarch64'; run=(qemu-aarch64-static) ;;
     ppc64le) machine='64-bit PowerPC'; run=(qemu-ppc64le-static) ;;
   esac
+  # shellcheck disable=SC2016 # the inner bash expands $1 and $2
   check "mdtune.$arch.rpm's binary is a static $machine ELF ($(stat -c %s "$bin") bytes)" \
     bash -c '[[ $1 == *"$2"* ]] && [[ $1 == *static* ]]' _ "$desc" "$machine"
   bytes=$(stat -c %s "$bin")
@@ -110,11 +111,11 @@ for arch in x86_64 aarch64 ppc64le; do
   else
     rc=0
     out=$("${run[@]}" "$ex" 2>/dev/null) || rc=$?
-    check "mdtune.$arch.rpm: a panic under its build flags ends as one JSON failure object, exit 1${run:+ (under $run)} (exit $rc)" \
+    check "mdtune.$arch.rpm: a panic under its build flags ends as one JSON failure object, exit 1${run[*]:+ (under ${run[*]})} (exit $rc)" \
       python3 -c 'import json,sys; d=json.loads(sys.argv[2]); sys.exit(not (sys.argv[1] == "1" and d["failed"] is True and "internal error" in d["msg"]))' "$rc" "$out"
   fi
   got=$("${run[@]}" "$bin" --version 2>&1)
-  check "mdtune.$arch.rpm's binary runs${run:+ under $run}: $got" test "$got" = "mdtune $version"
+  check "mdtune.$arch.rpm's binary runs${run[*]:+ under ${run[*]}}: $got" test "$got" = "mdtune $version"
   cp -a examples/demo-host "$tmp/host-$arch"
   out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-$arch\"}" | "${run[@]}" "$bin")
   check "mdtune.$arch.rpm's binary queries the demo host (auto gives md0 8 threads)" \
@@ -184,6 +185,7 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
     test -f "$root$fdir/metadata/mdtune/form.yml" -a -f "$root$fdir/metadata/mdtune/pillar.example" \
     -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py"
   check "mdtune cannot be removed while the formula needs it" bash -c "! rpm --root '$root' -e mdtune 2>/dev/null"
+  # shellcheck disable=SC2016 # the inner bash expands $1
   check "...and is still installed" bash -c 'rpm --root "$1" -q mdtune >/dev/null' _ "$root"
   # persist by the packaged binary: the rule runs /usr/sbin/mdtune, no second copy is installed,
   # and a revert leaves the packaged binary alone.
@@ -193,6 +195,7 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
     grep -q 'RUN+="/usr/sbin/mdtune --udev %k"' "$root/etc/udev/rules.d/90-mdtune.rules"
   check "it installs no second copy in /usr/local/sbin" test ! -e "$root/usr/local/sbin/mdtune"
   out=$(echo "{\"state\": \"reverted\", \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
+  # shellcheck disable=SC2016 # the inner bash expands $1
   check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
     bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
   if rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
@@ -234,7 +237,7 @@ else
 fi
 
 # --- .deb ---------------------------------------------------------------------------------------
-deb=$(ls "$pkgs"/mdtune_"$version"-1_*.deb 2>/dev/null | head -n1)
+deb=$(find "$pkgs" -maxdepth 1 -name "mdtune_$version-1_*.deb" 2>/dev/null | sort | head -n1)
 if [ -z "$deb" ]; then
   fail "no .deb in $pkgs"
 else

@@ -1,5 +1,8 @@
+# shellcheck shell=bash
 # Shared by tests/salt/run.sh and tests/fleet/run.sh (sourced, with $repo set): the check
 # counters and the mdtune binary under test.
+
+: "${repo:?tests/salt/lib.sh is sourced with \$repo set to the repository}"
 
 passed=0
 failed=0

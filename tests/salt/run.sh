@@ -38,6 +38,7 @@ py=$venv/bin/python
 mdtune_binary
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt.XXXXXX")
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
   if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi
 }
@@ -61,7 +62,7 @@ suma=$repo/module_utils/suma
 # --- the formula's layout and the modules' docstrings -----------------------------------------
 links=$(find "$repo/module_utils" -type l)
 if [ -z "$links" ]; then ok "module_utils holds no symlinks (a package copies files, not links)"
-else not_ok "module_utils holds no symlinks (a package copies files, not links)" $links; fi
+else not_ok "module_utils holds no symlinks (a package copies files, not links)" "$links"; fi
 if [ -f "$suma/metadata/mdtune/pillar.example" ] && [ ! -e "$suma/pillar.example" ]; then
   ok "pillar.example is in metadata/mdtune/, where Uyuni's FormulaFactory.getPillarExample reads it"
 else
@@ -164,7 +165,8 @@ salt_checks() {
   sc() {
     local conf=$1 out=$2; shift 2
     calls=$((calls + 1))
-    local t=$(date +%s%N) rc
+    local t rc
+    t=$(date +%s%N)
     (cd "$base" && "$salt_call" --local -c "$base/conf/$conf" --out=json --retcode-passthrough \
       "$@" >"$out" 2>"$out.err")
     rc=$?
@@ -269,6 +271,7 @@ eq(s["result"], False, "result")
 assert "mdtune failed" in s["comment"] and "stripe_cache_size" in s["comment"], s["comment"]
 assert "exit status 2" in s["comment"], s["comment"]
 eq(s["changes"], {}, "changes")'
+  # shellcheck disable=SC2016 # check_rc evaluates the condition itself
   check_rc "[$label] a bad value: salt-call exits non-zero" "$rc" "non-zero" '[ "$rc" -ne 0 ]'
   check_unchanged "[$label] a bad value: nothing written" "$r1" "$base/r1.applied"
 

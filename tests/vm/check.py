@@ -78,7 +78,7 @@ class Run:
             obj = json.loads(r["stdout"])
         except ValueError:
             raise AssertionError(f"{tag}: stdout is not one JSON object (exit {r['rc']}): "
-                                 f"{r['stdout'][:300]!r} stderr: {r['stderr'][:300]!r}")
+                                 f"{r['stdout'][:300]!r} stderr: {r['stderr'][:300]!r}") from None
         assert isinstance(obj, dict), f"{tag}: stdout is JSON but not an object: {r['stdout'][:200]}"
         assert r["rc"] == rc, (f"{tag}: exit status {r['rc']}, expected {rc}; msg: {obj.get('msg')!r}; "
                                f"input: {self.inputs.get(tag)}")

@@ -154,8 +154,8 @@ boot() {
     mp=Y nvme=$second_nvme scsi=
     # Two NUMA nodes, one vCPU and half the memory each: the kernel starts group_thread_cnt
     # workers per possible node, so auto's default max is 2 CPUs / 2 nodes = 1.
-    numa=(-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
-          -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
+    numa=(-object 'memory-backend-ram,id=m0,size=512M' -object 'memory-backend-ram,id=m1,size=512M'
+          -numa 'node,nodeid=0,cpus=0,memdev=m0' -numa 'node,nodeid=1,cpus=1,memdev=m1')
   fi
   mkdir -p "$dir/$phase"
   local args=() parts=0 n=0 s=0 spec serial q p img id rate
@@ -173,7 +173,7 @@ boot() {
            -device "nvme,serial=$serial,drive=$serial,max_ioqpairs=$q")
   done
   if [ -n "$scsi" ]; then
-    args+=(-device virtio-scsi-pci,id=scsi0,num_queues=4)
+    args+=(-device 'virtio-scsi-pci,id=scsi0,num_queues=4')
     for spec in $scsi; do
       IFS=: read -r id rate p <<<"$spec"
       img=$dir/scsi$id.img
@@ -189,8 +189,8 @@ boot() {
   local cmdline="console=ttyS0 panic=-1 loglevel=4 printk.devkmsg=on nvme_core.multipath=$mp nvme.poll_queues=1"
   cmdline+=" vm.phase=$phase vm.nvme=$n vm.scsi=$s vm.parts=$parts"
   [ "$series" != "$strace_series" ] || cmdline+=" vm.strace=1"
-  local t0=$SECONDS rc=0 cpu attempt results=$dir/$phase/results.log
-  for attempt in 1 2; do
+  local t0=$SECONDS rc=0 cpu results=$dir/$phase/results.log
+  for _ in 1 2; do
     : >"$results"
     # The CPU time QEMU used tells what the boot costs on a machine that nothing else loads.
     TIMEFORMAT='%U %S'

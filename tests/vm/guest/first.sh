@@ -17,7 +17,8 @@
 # first partitions of 3-5, md1 raid10 on 6, 7 and the second partitions of 3, 4 (resync throttled
 # so it still runs in s5); see run.sh for the other drives.
 
-# shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091
+# Device and attribute lists are word-split on purpose; sysfs and /dev names here are plain.
+# shellcheck disable=SC2086,SC2010,SC2012 source=lib.sh
 . /guest/lib.sh
 at script-start
 facts
@@ -285,6 +286,7 @@ fact imsm.mdmon.before "$(pidof mdmon)"
 val i6.before $VOL array_state stripe_cache_size metadata_version
 mdt_bounded i6a 20 "{\"arrays\":[{\"name\":\"$VOL\",\"stripe_cache_size\":1024}]}" "mdmon --all"
 val i6a.after $VOL array_state stripe_cache_size
+# shellcheck disable=SC2046 # one word per pid (busybox sh has no arrays)
 kill $(pidof mdmon) 2>/dev/null
 i=0; while pidof mdmon >/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 fact imsm.mdmon.stopped "$(pidof mdmon || echo none)"
@@ -310,6 +312,7 @@ val u1.stopped-md2 md2 array_state
 udevadm control --reload
 mark u1.trigger
 fact log.at.u1 "$(wc -l </tmp/messages)"
+# shellcheck disable=SC2046 # one word per device path
 udevadm trigger --action=add $(for dev in $R5 $P5 $R10; do echo /sys/class/block/${dev#/dev/}; done)
 settle
 mark u1.settled

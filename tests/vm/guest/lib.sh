@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Helpers of the VM suite's guest scripts (busybox sh), sourced by first.sh and second.sh. They
 # assert nothing: tests/vm/check.py reads the records on the host.
 #
@@ -19,7 +20,8 @@
 # skipped); virtio-scsi target <i> is $SCSI<i>.
 
 # Device and attribute lists are word-split on purpose; sysfs and /dev names here are plain.
-# shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091,SC2034
+# SC2034: the variables set here (R5, P5, R10, ATTRS ...) are read by the scripts that source it.
+# shellcheck disable=SC2086,SC2012,SC2231,SC2034
 out() { echo "$*" >&3; }
 # at NAME: the guest's uptime when NAME starts, so check.py can say where a boot's time goes.
 at() { out "@@AT $(cut -d' ' -f1 /proc/uptime) $1"; }

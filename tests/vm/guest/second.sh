@@ -10,7 +10,8 @@
 #        the default max is online CPUs / possible NUMA nodes.
 #   y11  dm-linear on partitions of multipath heads, and raid5 over raid1 arrays of such partitions.
 
-# shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091
+# Device and attribute lists are word-split on purpose; sysfs and /dev names here are plain.
+# shellcheck disable=SC2086 source=lib.sh
 . /guest/lib.sh
 at script-start
 step r2-initramfs-md0 mdadm --assemble /dev/md0

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The lint suite. Runs every step even when one fails, reports each, and ends with one line
+# "N passed, N failed" counting steps; exits non-zero if any step failed:
+#   fmt          cargo fmt --check
+#   clippy       cargo clippy --all-targets -- -D warnings
+#   shell        shellcheck on every shell script git tracks: a .sh (or .bash) file, or a file
+#                without an ending whose first line is a sh/bash/dash/ksh shebang (.ci/run,
+#                tests/vm/init); sourced files are followed (-x; `source=` paths from the
+#                script's directory or the repository)
+#   ruff         `ruff check` on every Python file git tracks: a .py file, or a file without an
+#                ending with a python shebang; rules and target version in ruff.toml. `ruff format`
+#                is not enforced (it would rewrite most files).
+#   modules-test tests/lint/test_modules.py, the module checker's self-test
+#   modules      tests/lint/modules.py on src/: no import cycle, no file over 400 lines of non-test
+#                code
+# Tools: shellcheck from Debian, ruff (pinned) in the venv ${MDTUNE_VENV:-<repo>/.venv}, both
+# installed by .ci/setup-lint.sh. A missing tool fails its step and says how to install it.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit
+venv=${MDTUNE_VENV:-$PWD/.venv}
+
+passed=0 failed=0 failures=()
+step() { # NAME COMMAND...
+  local name=$1; shift
+  echo "--- lint: $name"
+  if "$@"; then
+    passed=$((passed + 1)); echo "--- lint $name: ok"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "--- lint $name: FAILED"
+  fi
+}
+
+# tracked KIND: the files git tracks that are KIND (shell or python) scripts, one per line.
+tracked() {
+  local kind=$1 f line
+  while IFS= read -r -d '' f; do
+    { [ -f "$f" ] && [ ! -L "$f" ]; } || continue
+    case $kind:$f in
+      shell:*.sh | shell:*.bash | python:*.py) printf '%s\n' "$f"; continue ;;
+    esac
+    case ${f##*/} in *.*) continue ;; esac
+    line=
+    IFS= read -r line <"$f" 2>/dev/null
+    case $kind in
+      shell) [[ $line =~ ^#!.*[/[:space:]](ba|da|k)?sh([[:space:]]|$) ]] || continue ;;
+      python) [[ $line =~ ^#!.*[/[:space:]]python[0-9.]*([[:space:]]|$) ]] || continue ;;
+    esac
+    printf '%s\n' "$f"
+  done < <(git ls-files -z)
+}
+
+run_shellcheck() {
+  if ! command -v shellcheck >/dev/null; then
+    echo "shellcheck is missing: apt-get install shellcheck (or run .ci/setup-lint.sh as root)"
+    return 1
+  fi
+  local files
+  mapfile -t files < <(tracked shell)
+  [ ${#files[@]} -gt 0 ] || { echo "found no tracked shell scripts"; return 1; }
+  echo "shellcheck $(shellcheck --version | sed -n 's/^version: //p') on ${#files[@]} scripts"
+  shellcheck --norc -x --source-path=SCRIPTDIR "${files[@]}"
+}
+
+run_ruff() {
+  local ruff=$venv/bin/ruff
+  [ -x "$ruff" ] || ruff=$(command -v ruff) || {
+    echo "ruff is missing: .ci/setup-lint.sh installs it into $venv (or: pip install ruff)"
+    return 1
+  }
+  local files pin
+  mapfile -t files < <(tracked python)
+  [ ${#files[@]} -gt 0 ] || { echo "found no tracked Python files"; return 1; }
+  pin=$(sed -n 's/^ruff_version=//p' .ci/setup-lint.sh)
+  echo "$("$ruff" --version) on ${#files[@]} files (ruff.toml)"
+  [ "$("$ruff" --version)" = "ruff $pin" ] ||
+    echo "note: .ci/setup-lint.sh pins ruff $pin; another version may report other findings"
+  "$ruff" check --no-cache "${files[@]}"
+}
+
+step fmt cargo fmt --check
+step clippy cargo clippy --all-targets --quiet -- -D warnings
+step shell run_shellcheck
+step ruff run_ruff
+step modules-test python3 -m unittest discover -s tests/lint -p 'test_*.py'
+step modules python3 tests/lint/modules.py src
+
+[ ${#failures[@]} -eq 0 ] || echo "lint: failed steps: ${failures[*]}"
+echo "lint: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
