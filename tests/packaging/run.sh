@@ -26,6 +26,12 @@ start=$(date +%s)
 failures=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# all_listed PATHS FILE: every line of PATHS (none is a failure) is a line of FILE.
+all_listed() {
+  local f
+  [ -n "$1" ] || { echo "no paths"; return 1; }
+  while read -r f; do grep -qxF "$f" "$2" || { echo "not in the package: $f"; return 1; }; done <<<"$1"
+}
 check() { # DESCRIPTION COMMAND...: pass when the command succeeds
   local what=$1; shift
   if "$@"; then pass "$what"; else fail "$what"; fi
@@ -82,8 +88,8 @@ for arch in x86_64 aarch64 ppc64le; do
   mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
   # Every path the man page names under /usr/share/doc is a file of this package.
   named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
-  check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(echo $named))" \
-    bash -c '[ -n "$1" ] && for f in $1; do grep -qxF "$f" "$2" || { echo "not in the package: $f"; exit 1; }; done' _ "$named" "$tmp/got"
+  check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
+    all_listed "$named" "$tmp/got"
   bin=$tmp/x-$arch/usr/sbin/mdtune
   desc=$(file -b "$bin")
   case $arch in
@@ -264,8 +270,8 @@ else
       python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
     dpkg -L mdtune | sort >"$tmp/deb-files"
     named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
-    check "the .deb's man page names its docs where the package has them ($(echo $named))" \
-      bash -c '[ -n "$1" ] && for f in $1; do grep -qxF "$f" "$2" || { echo "not in the package: $f"; exit 1; }; done' _ "$named" "$tmp/deb-files"
+    check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
+      all_listed "$named" "$tmp/deb-files"
     dpkg -r mdtune >/dev/null 2>&1
     left=()
     while read -r f; do

@@ -363,7 +363,7 @@ assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
     pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}}}'
   trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
     "$base/fo-all.json" 2>&1)
-  echo "$trans_out" | sed "s/^\(ok   - \|FAIL - \)/\1[$label] /"
+  awk -v l="[$label] " '{ sub(/^(ok   - |FAIL - )/, "&" l); print }' <<<"$trans_out"
   passed=$((passed + $(grep -c '^ok   - ' <<<"$trans_out")))
   failed=$((failed + $(grep -c '^FAIL - ' <<<"$trans_out")))
   grep -q '^ok   - ' <<<"$trans_out" || not_ok "[$label] tests/salt/uyuni_transactional.py ran" "$trans_out"

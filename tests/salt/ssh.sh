@@ -36,6 +36,7 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt-ssh.XXXXXX")
 sshd_pid=
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
   if [ -n "$sshd_pid" ]; then kill "$sshd_pid" 2>/dev/null; fi
   if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi

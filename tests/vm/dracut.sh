@@ -32,7 +32,7 @@ need() { not_ok "$1" "$2"; finish; }
 command -v qemu-system-x86_64 >/dev/null || need "qemu-system-x86_64 is installed" "run .ci/setup-vm.sh"
 command -v mkfs.ext4 >/dev/null || need "mkfs.ext4 is installed" "apt-get install e2fsprogs"
 [ -x "$cache/dracut/root/usr/bin/dracut" ] || need "dracut is unpacked" "run .ci/setup-dracut.sh"
-[ -x "$cache/userland/bin/udevadm" ] && [ -x "$cache/mdadm/sbin/mdadm" ] ||
+{ [ -x "$cache/userland/bin/udevadm" ] && [ -x "$cache/mdadm/sbin/mdadm" ]; } ||
   need "udev and mdadm are in the VM cache" "run .ci/setup-vm.sh"
 abi=$(awk -v s="$series" '$1 == s {print $2}' "$cache/kernels.list" 2>/dev/null)
 [ -n "$abi" ] || need "kernel series $series is in $cache/kernels.list" "run .ci/setup-vm.sh"
