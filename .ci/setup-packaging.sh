@@ -11,6 +11,12 @@
 #   - rustup targets x86_64-unknown-linux-musl, aarch64-unknown-linux-musl and
 #     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources: every package's
 #     binary is built with std rebuilt for size, packaging/targets.sh);
+#   - rpmlint 2.10 (what the Open Build Service runs) from PyPI with pyenchant, in a venv made
+#     with --system-site-packages from Debian's python3, so that it takes Debian's python3-rpm
+#     (the rpm bindings are not on PyPI), with hunspell-en-us and libenchant-2-2 from bookworm
+#     for its spelling check, devscripts for the checkbashisms that openSUSE's configuration
+#     runs, and openSUSE's configuration (configs/openSUSE/ from rpmlint's
+#     sdist), all into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}/rpmlint;
 #   - into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}, downloaded and unpacked, never
 #     installed: Debian's ppc64el kernel (linux-image-powerpc64le), busybox-static, mdadm and the
 #     libraries mdadm loads, for the ppc64le VM boot (tests/packaging/ppc64le-vm.sh).
@@ -37,7 +43,8 @@ lock=(-o DPkg::Lock::Timeout=900)
 
 # --- bookworm packages ---------------------------------------------------------------------------
 want=(rpm rpmlint lintian debhelper dpkg-dev man-db file gcc-powerpc64le-linux-gnu
-  libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio)
+  libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio
+  python3-rpm python3-venv libenchant-2-2 hunspell-en-us devscripts)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -82,6 +89,24 @@ done
 rustup component list --installed | grep -q '^rust-src' || retry rustup component add rust-src >/dev/null ||
   die "rustup component add rust-src failed"
 
+# --- rpmlint 2.10 with openSUSE's configuration and a spelling dictionary -------------------------
+rl=$cache/rpmlint
+rpmlint_version=2.10.0
+if ! [ -x "$rl/venv/bin/rpmlint" ] || [ "$("$rl/venv/bin/rpmlint" --version 2>/dev/null)" != "$rpmlint_version" ] ||
+  ! [ -f "$rl/configs/openSUSE/opensuse.toml" ] ||
+  ! "$rl/venv/bin/python" -c 'import enchant, rpm; enchant.Dict("en_US")' 2>/dev/null; then
+  log "installing rpmlint $rpmlint_version and pyenchant into $rl/venv"
+  rm -rf "$rl" && mkdir -p "$rl"
+  /usr/bin/python3 -m venv --system-site-packages "$rl/venv"
+  retry "$rl/venv/bin/pip" install -q "rpmlint==$rpmlint_version" pyenchant || die "pip install rpmlint failed"
+  retry "$rl/venv/bin/pip" download -q --no-deps --no-binary :all: "rpmlint==$rpmlint_version" -d "$rl/sdist" ||
+    die "pip download of rpmlint's sdist failed"
+  tar -xzf "$rl/sdist/rpmlint-$rpmlint_version.tar.gz" -C "$rl" --strip-components=1 \
+    "rpmlint-$rpmlint_version/configs/openSUSE"
+  "$rl/venv/bin/python" -c 'import enchant, rpm; enchant.Dict("en_US")' ||
+    die "rpmlint's venv cannot load rpm (python3-rpm) or the en_US dictionary (hunspell-en-us)"
+fi
+
 # --- ppc64el kernel and guest userland for the VM boot ------------------------------------------
 ppc=$cache/ppc64el
 if ! [ -s "$ppc/kernel.abi" ] || ! [ -x "$ppc/root/bin/busybox" ] || ! [ -x "$ppc/root/sbin/mdadm" ]; then
@@ -105,5 +130,6 @@ fi
 [ -f "$ppc/root/boot/vmlinux-$(cat "$ppc/kernel.abi")" ] || die "no vmlinux in $ppc/root/boot"
 
 log "rpmbuild $(rpmbuild --version | awk '{print $NF}'), lintian $(lintian --version | awk '{print $NF}')," \
+  "rpmlint $("$rl/venv/bin/rpmlint" --version) (openSUSE configuration)," \
   "$(qemu-system-ppc64 --version | head -n1), ppc64el kernel $(cat "$ppc/kernel.abi")," \
   "$(powerpc64le-linux-gnu-gcc --version | head -n1)"

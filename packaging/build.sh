@@ -102,7 +102,9 @@ if [ "$rpm" = 1 ]; then
   rm -rf "$top" && mkdir -p "$top"/{BUILD,RPMS,SRPMS,SOURCES,SPECS}
   cp "$src" "$vendor" "$top/SOURCES/"
   # The Packager tag: who built this set (OBS sets its own).
-  defs=(--define "_topdir $top" --define "_build_id_links none"
+  # The RPMs built here are for SUSE: SUSE's %_defaultdocdir, where %doc and the man page put
+  # the docs.
+  defs=(--define "_topdir $top" --define "_build_id_links none" --define "_defaultdocdir %{_datadir}/doc/packages"
     --define "packager ${MDTUNE_PACKAGER:-mdtune maintainers <mdtune@example.org>}")
   rpmbuild "${defs[@]}" --nodeps -bs packaging/mdtune.spec >/dev/null
   for arch in $arches; do

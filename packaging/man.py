@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Turns packaging/mdtune.8.md into the roff man page mdtune(8).
 
-Usage: man.py SOURCE.md VERSION DATE > mdtune.8
+Usage: man.py SOURCE.md VERSION DATE DOCDIR [DOCSUFFIX] > mdtune.8
+
+DOCDIR is where the package puts README.md and reference.md (the spec: %{_defaultdocdir}/%{name},
+/usr/share/doc/packages/mdtune on SUSE; Debian: /usr/share/doc/mdtune), DOCSUFFIX what the
+package's build appends to them (Debian's dh_compress: .gz); they replace @DOCDIR@ and
+@DOCSUFFIX@ in the source, so the man page names the files exactly where its package has them.
 
 The source is a small Markdown subset, enough for a man page and nothing more:
   % comment lines and <!-- markers --> are dropped;
@@ -109,10 +114,17 @@ def convert(lines, version, date):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: man.py SOURCE.md VERSION DATE > mdtune.8")
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: man.py SOURCE.md VERSION DATE DOCDIR [DOCSUFFIX] > mdtune.8")
+    docdir = sys.argv[4].rstrip("/")
+    suffix = sys.argv[5] if len(sys.argv) == 6 else ""
+    if not docdir.startswith("/"):
+        sys.exit(f"man.py: DOCDIR must be an absolute path, got {docdir!r}")
     with open(sys.argv[1], encoding="utf-8") as f:
-        lines = f.readlines()
+        lines = [
+            line.replace("@DOCDIR@", docdir).replace("@DOCSUFFIX@", suffix)
+            for line in f.readlines()
+        ]
     sys.stdout.write(convert(lines, sys.argv[2], sys.argv[3]))
 
 

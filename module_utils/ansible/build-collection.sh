@@ -10,7 +10,11 @@
 #
 # --release is a build to publish: it needs the three URLs that galaxy.yml carries (source
 # repository, documentation, issue tracker), which only the publisher knows, and fails without them.
-# Without --release the URLs are optional (a build for testing).
+# It also carries all three architectures, x86_64, aarch64 and ppc64le: it builds the static
+# binary of each one target/ lacks (packaging/targets.sh static_build; the cross targets and the
+# ppc64le toolchain come from .ci/setup-packaging.sh), and with --no-cargo, or when a build
+# fails, it refuses, naming the missing architectures. Without --release the URLs are optional
+# and the collection carries the architectures target/ has (a build for testing).
 #
 # Binaries: one per CPU architecture, each the first of these that exists, in binaries/mdtune-<arch>:
 #   x86_64   target/x86_64-unknown-linux-musl, target/x86_64-unknown-linux-gnu, target/release
@@ -52,7 +56,7 @@ while [ $# -gt 0 ]; do
       printf -v "${1#--}" '%s' "$2"; shift 2 ;;
     --repository=*|--documentation=*|--issues=*)
       key=${1%%=*}; printf -v "${key#--}" '%s' "${1#*=}"; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-collection: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -131,19 +135,49 @@ glibc_needed() {
 max_glibc=2.31
 newest_src=$(find "$repo/src" "$repo/Cargo.toml" -type f -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
 
-# Picks, checks and records each architecture's binary: arches[i] and bins[i].
-arches=() bins=()
-for arch in x86_64 aarch64 ppc64le; do
-  case $arch in
+# candidates ARCH: sets candidates, the Rust targets whose build of ARCH the collection takes.
+candidates() {
+  case $1 in
     x86_64) candidates=(x86_64-unknown-linux-musl x86_64-unknown-linux-gnu .) ;;
     aarch64) candidates=(aarch64-unknown-linux-musl aarch64-unknown-linux-gnu) ;;
     ppc64le) candidates=(powerpc64le-unknown-linux-musl powerpc64le-unknown-linux-gnu) ;;
   esac
-  bin=""
+}
+# find_bin ARCH: prints the first candidate binary of ARCH in target/, or nothing.
+find_bin() {
+  local triple f
+  candidates "$1"
   for triple in "${candidates[@]}"; do
     if [ "$triple" = . ]; then f=$target/release/mdtune; else f=$target/$triple/release/mdtune; fi
-    if [ -f "$f" ]; then bin=$f; break; fi
+    if [ -f "$f" ]; then echo "$f"; return; fi
   done
+}
+
+# A build to publish carries every architecture: build what is missing, or refuse.
+if [ "$release" = 1 ]; then
+  missing=()
+  for arch in x86_64 aarch64 ppc64le; do
+    [ -n "$(find_bin "$arch")" ] && continue
+    if [ "$cargo_build" = 1 ]; then
+      echo "build-collection: --release: building the static $arch binary" >&2
+      # shellcheck source=../../packaging/targets.sh
+      . "$repo/packaging/targets.sh"
+      (cd "$repo" && static_build "$arch") || echo "build-collection: the $arch build failed" >&2
+    fi
+    [ -n "$(find_bin "$arch")" ] || missing+=("$arch")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    die "--release carries x86_64, aarch64 and ppc64le; no binary for: ${missing[*]}" \
+      "(build them with bench/build-release.sh, or run without --no-cargo on a machine set up" \
+      "by .ci/setup-packaging.sh)"
+  fi
+fi
+
+# Picks, checks and records each architecture's binary: arches[i] and bins[i].
+arches=() bins=()
+for arch in x86_64 aarch64 ppc64le; do
+  candidates "$arch"
+  bin=$(find_bin "$arch")
   [ -n "$bin" ] || continue
   rel=${bin#"$repo"/}
   [ "$(elf_arch "$bin")" = "$arch" ] || die "$rel is not an $arch ELF binary ($(elf_arch "$bin"))"

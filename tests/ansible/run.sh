@@ -177,6 +177,18 @@ real_run_again_is_unchanged_and_writes_nothing() {
 }
 t "4. a real run again reports unchanged and writes nothing" real_run_again_is_unchanged_and_writes_nothing
 
+# The quick path's playbook (docs/ansible.md step 4) on a host with no Python: no facts, a binary
+# module. Then a bare YAML off for thread_policy and group_thread_cnt.
+quick_path_needs_no_python_and_takes_a_bare_off() {
+  local r; r=$(newroot quick)
+  play -i "$(inv quick "$r")" "$books/quickstart.yml" -e ansible_python_interpreter=/nonexistent/python3 ||
+    return 1
+  expect_md "$r" md0 stripe_cache_size 4096 && expect_md "$r" md0 group_thread_cnt 0 &&
+    expect_md "$r" md2 group_thread_cnt 0
+}
+t "the quick path's playbook runs without Python on the host; a bare YAML off is off" \
+  quick_path_needs_no_python_and_takes_a_bare_off
+
 # --- 5: failures ----------------------------------------------------------------------------
 failures_are_failed_tasks_naming_the_setting() {
   local r; r=$(newroot failures); local s; s=$(snapshot "$r")
@@ -304,9 +316,31 @@ t "examples/ansible: library/ placement, converges, second run unchanged, revert
 urls=(--repository https://git.example.org/mdtune --documentation https://git.example.org/mdtune/docs/ansible.md
       --issues https://git.example.org/mdtune/issues)
 coll=$tmp/build/ansible_collections/mdtune/mdraid
+# arch_copy DIR TRIPLE MACHINE: DIR/TRIPLE/release/mdtune, a copy of the static x86_64 binary with
+# the ELF machine field MACHINE (hex: b7 aarch64, 15 ppc64le). The collection's build reads that
+# field; nothing here runs such a copy.
+arch_copy() {
+  mkdir -p "$1/$2/release"
+  cp "$repo/target/x86_64-unknown-linux-musl/release/mdtune" "$1/$2/release/mdtune" || return 1
+  printf '%b' "\\x$3\\x00" | dd of="$1/$2/release/mdtune" bs=1 seek=18 conv=notrunc status=none
+}
+# A release build carries x86_64, aarch64 and ppc64le: the builds in target/, and for an
+# architecture not built there a stand-in made by arch_copy.
+release_target=$tmp/release-target
 collection_builds_installs_and_runs() {
-  MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build" --no-cargo --release "${urls[@]}" ||
-    return 1
+  local t triple machine
+  for t in x86_64-unknown-linux-musl: aarch64-unknown-linux-musl:b7 powerpc64le-unknown-linux-gnu:15; do
+    triple=${t%:*} machine=${t#*:}
+    if [ -f "$repo/target/$triple/release/mdtune" ]; then
+      mkdir -p "$release_target/$triple/release"
+      cp "$repo/target/$triple/release/mdtune" "$release_target/$triple/release/mdtune"
+    elif [ -n "$machine" ]; then
+      echo "no $triple build in target/: the release build takes a stand-in"
+      arch_copy "$release_target" "$triple" "$machine" || return 1
+    fi
+  done
+  CARGO_TARGET_DIR=$release_target MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" \
+    --out "$tmp/build" --no-cargo --release "${urls[@]}" || return 1
   local tarball; tarball=$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz) || return 1
   tar -tzvf "$tarball" | awk '{print $1, $6, $7, $8}' | sort -k2 > "$tmp/tar.txt"
   for f in MANIFEST.json FILES.json README.md LICENSE CHANGELOG.md changelogs/changelog.yaml meta/runtime.yml \
@@ -319,17 +353,23 @@ collection_builds_installs_and_runs() {
       fail "plugins/modules/$m is not a link to ../../binaries/mdtune-x86_64 in $tarball"
   done
   ! grep -q 'validate-modules!skip' "$coll/tests/sanity/ignore-2.19.txt" || fail "ignore-2.19.txt still skips validate-modules"
-  # Every architecture built in target/ ships, with its modules.
-  local arch triple
+  # The release carries every architecture, with its modules.
+  local arch
   for arch in aarch64 ppc64le; do
-    for triple in "${arch/ppc64le/powerpc64le}-unknown-linux-musl" "${arch/ppc64le/powerpc64le}-unknown-linux-gnu"; do
-      [ -x "$repo/target/$triple/release/mdtune" ] || continue
-      { grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
-        grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt"; } ||
-        fail "target/$triple/release/mdtune exists but the collection lacks mdtune_$arch"
-      echo "collection carries the $arch build"; break
-    done
+    { grep -qE "^l\S* plugins/modules/mdtune_$arch -> ../../binaries/mdtune-$arch$" "$tmp/tar.txt" &&
+      grep -qE "^-\S* plugins/modules/mdtune_info_$arch.py$" "$tmp/tar.txt"; } ||
+      fail "the release collection lacks mdtune_$arch"
   done
+  # With --no-cargo, a release build whose target/ lacks an architecture is refused, naming it.
+  mkdir -p "$tmp/x86-only/x86_64-unknown-linux-musl/release"
+  cp "$repo/target/x86_64-unknown-linux-musl/release/mdtune" "$tmp/x86-only/x86_64-unknown-linux-musl/release/"
+  if CARGO_TARGET_DIR=$tmp/x86-only MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" \
+       --out "$tmp/build-x86" --no-cargo --release "${urls[@]}" > "$tmp/x86-only.log" 2>&1; then
+    fail "a --release build with the x86_64 binary alone succeeded"
+  fi
+  cat "$tmp/x86-only.log"
+  grep -q 'no binary for: aarch64 ppc64le' "$tmp/x86-only.log" || fail "the refusal does not name aarch64 and ppc64le"
+  ! ls "$tmp"/build-x86/*.tar.gz 2>/dev/null || fail "a tarball was written"
   "$venv/bin/ansible-galaxy" collection install -p "$tmp/collections" "$tarball" || return 1
   "$venv/bin/ansible-doc" mdtune.mdraid.mdtune > "$tmp/cdoc.txt" || return 1
   { grep -q 'mdtune.mdraid.mdtune' "$tmp/cdoc.txt" && grep -q thread_policy "$tmp/cdoc.txt"; } ||
@@ -441,12 +481,9 @@ t "the build refuses a binary that needs a glibc newer than 2.31" build_refuses_
 # cross toolchain needed here: the aarch64 and ppc64le "builds" are copies of the static x86_64
 # binary with the ELF machine field of that CPU (the build reads it; nothing runs them).
 build_ships_every_architecture() {
-  local fake=$tmp/arch-target t machine
+  local fake=$tmp/arch-target t
   for t in x86_64-unknown-linux-musl:3e aarch64-unknown-linux-musl:b7 powerpc64le-unknown-linux-gnu:15; do
-    machine=${t#*:}; t=${t%:*}
-    mkdir -p "$fake/$t/release"
-    cp "$repo/target/x86_64-unknown-linux-musl/release/mdtune" "$fake/$t/release/mdtune" || return 1
-    printf '%b' "\\x$machine\\x00" | dd of="$fake/$t/release/mdtune" bs=1 seek=18 conv=notrunc status=none
+    arch_copy "$fake" "${t%:*}" "${t#*:}" || return 1
   done
   CARGO_TARGET_DIR=$fake MDTUNE_VENV=$venv "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build-arch" \
     --no-cargo || return 1

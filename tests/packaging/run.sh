@@ -6,7 +6,8 @@
 #         600 KiB, and a panic under each binary's build flags still one JSON failure object
 #         (examples/panic_report, built by the spec's cargo run); installed into a scratch root with
 #         `rpm --root` and run from there; the aarch64 and ppc64le binaries run under qemu-user;
-#         removed again, leaving nothing; rpmlint (Debian's package, packaging/rpmlint.toml).
+#         removed again, leaving nothing; rpmlint 2.10 (from PyPI) with openSUSE's configuration
+#         and its spelling check, plus packaging/rpmlint.toml.
 #   .deb  lintian (no error or warning beyond the justified overrides); `dpkg -i` on this
 #         machine, mdtune --version, man -w mdtune, the man page and --help agree with the README
 #         (usage.sh), a query on a copy of the demo host; `dpkg -r`, and nothing is left.
@@ -25,13 +26,19 @@ start=$(date +%s)
 failures=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# all_listed PATHS FILE: every line of PATHS (none is a failure) is a line of FILE.
+all_listed() {
+  local f
+  [ -n "$1" ] || { echo "no paths"; return 1; }
+  while read -r f; do grep -qxF "$f" "$2" || { echo "not in the package: $f"; return 1; }; done <<<"$1"
+}
 check() { # DESCRIPTION COMMAND...: pass when the command succeeds
   local what=$1; shift
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
 missing=()
-for t in rpmbuild rpm rpm2cpio cpio rpmlint lintian dpkg-buildpackage dh man qemu-aarch64-static \
+for t in rpmbuild rpm rpm2cpio cpio checkbashisms lintian dpkg-buildpackage dh man qemu-aarch64-static \
   qemu-ppc64le-static powerpc64le-linux-gnu-gcc; do
   command -v "$t" >/dev/null || missing+=("$t")
 done
@@ -60,15 +67,16 @@ requires() { rpm -qpR "$1" | grep -v '^rpmlib(' | sort; }
 
 fdir=/usr/share/susemanager/formulas
 sdir=/usr/share/susemanager/salt
-# The spec's %doc and %license land in rpm's platform directories; ask rpm where.
-docdir=$(rpm --eval '%{_defaultdocdir}')
+# The spec's %doc and %license land in SUSE's directories (packaging/build.sh gives rpmbuild
+# SUSE's %_defaultdocdir), named after the package alone (the spec's %_docdir_fmt).
+docdir=/usr/share/doc/packages
 licdir=$(rpm --eval '%{_defaultlicensedir}')
 
 for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
   [ -f "$p" ] || { fail "$p was not built"; continue; }
-  printf '%s\n' "$docdir/mdtune-$version/README.md" "$docdir/mdtune-$version/reference.md" \
-    "$licdir/mdtune-$version/LICENSE" \
+  printf '%s\n' "$docdir/mdtune/README.md" "$docdir/mdtune/reference.md" \
+    "$licdir/mdtune/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz | sort >"$tmp/want"
   files "$p" >"$tmp/got"
   check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md and LICENSE, nothing else" \
@@ -78,6 +86,10 @@ for arch in x86_64 aarch64 ppc64le; do
   requires "$p" | grep -v '^rtld(GNU_HASH)$' >"$tmp/req"
   check "mdtune.$arch.rpm requires no library (static binary)$(sed 's/^/ -- but: /' "$tmp/req" | paste -sd' ')" test ! -s "$tmp/req"
   mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
+  # Every path the man page names under /usr/share/doc is a file of this package.
+  named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
+  check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
+    all_listed "$named" "$tmp/got"
   bin=$tmp/x-$arch/usr/sbin/mdtune
   desc=$(file -b "$bin")
   case $arch in
@@ -123,8 +135,8 @@ form=$pkgs/mdtune-formula-$version-1.noarch.rpm
   for f in module_utils/salt/_modules/* module_utils/salt/_states/*; do
     echo "$sdir/${f#module_utils/salt/}"
   done
-  echo "$docdir/mdtune-salt-modules-$version/README.md"
-  echo "$licdir/mdtune-salt-modules-$version/LICENSE"
+  echo "$docdir/mdtune-salt-modules/README.md"
+  echo "$licdir/mdtune-salt-modules/LICENSE"
 } | sort >"$tmp/want"
 files "$mods" >"$tmp/got"
 check "mdtune-salt-modules holds module_utils/salt/_modules and _states under $sdir" diff -u "$tmp/want" "$tmp/got"
@@ -136,8 +148,8 @@ check "mdtune-salt-modules holds module_utils/salt/_modules and _states under $s
   done
   (cd module_utils/suma/metadata && find -L mdtune -type f) | sed "s,^,$fdir/metadata/,"
   echo "$fdir/metadata/mdtune/pillar.example"
-  echo "$docdir/mdtune-formula-$version/README.md"
-  echo "$licdir/mdtune-formula-$version/LICENSE"
+  echo "$docdir/mdtune-formula/README.md"
+  echo "$licdir/mdtune-formula/LICENSE"
 } | sort -u >"$tmp/want"
 files "$form" >"$tmp/got"
 check "mdtune-formula holds the states, form.yml, metadata.yml and pillar.example" diff -u "$tmp/want" "$tmp/got"
@@ -209,11 +221,25 @@ else
   fail "rpm --root installs the RPM set"
 fi
 
-if rpmlint --config packaging/rpmlint.toml "$pkgs"/*.rpm >"$tmp/rpmlint" 2>&1; then
-  pass "rpmlint (Debian's rpmlint $(rpmlint --version); filters with reasons in packaging/rpmlint.toml): $(tail -n1 "$tmp/rpmlint" | sed 's/^ *//')"
+# rpmlint as the Open Build Service runs it: 2.10 with openSUSE's configuration and the en_US
+# dictionary (its spelling check), plus the project's filters. rpmlint takes one --config, a
+# file or a directory of *.toml: both in one directory.
+rl=${MDTUNE_PACKAGING_CACHE:-$repo/.cache/packaging}/rpmlint
+if [ -x "$rl/venv/bin/rpmlint" ] && [ -f "$rl/configs/openSUSE/opensuse.toml" ]; then
+  mkdir -p "$tmp/rpmlint.d"
+  cp "$rl"/configs/openSUSE/*.toml "$tmp/rpmlint.d/"
+  cp packaging/rpmlint.toml "$tmp/rpmlint.d/mdtune.toml"
+  if ! "$rl/venv/bin/python" -c 'import enchant; enchant.Dict("en_US")' 2>/dev/null; then
+    fail "rpmlint: no en_US dictionary for its spelling check (apt-get install hunspell-en-us libenchant-2-2)"
+  elif "$rl/venv/bin/rpmlint" --config "$tmp/rpmlint.d" "$pkgs"/*.rpm >"$tmp/rpmlint" 2>&1 &&
+    grep -q '^ */.*/mdtune\.toml$' "$tmp/rpmlint" && grep -q '^ */.*/opensuse\.toml$' "$tmp/rpmlint"; then
+    pass "rpmlint $("$rl/venv/bin/rpmlint" --version) with openSUSE's configuration and spelling (filters with reasons in packaging/rpmlint.toml): $(tail -n1 "$tmp/rpmlint" | sed 's/^ *//')"
+  else
+    cat "$tmp/rpmlint"
+    fail "rpmlint $("$rl/venv/bin/rpmlint" --version 2>&1) with openSUSE's configuration"
+  fi
 else
-  cat "$tmp/rpmlint"
-  fail "rpmlint"
+  fail "rpmlint 2.10 with openSUSE's configuration is not in $rl: run .ci/setup-packaging.sh"
 fi
 
 # --- .deb ---------------------------------------------------------------------------------------
@@ -243,6 +269,9 @@ else
     check "the installed mdtune queries the demo host" \
       python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
     dpkg -L mdtune | sort >"$tmp/deb-files"
+    named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
+    check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
+      all_listed "$named" "$tmp/deb-files"
     dpkg -r mdtune >/dev/null 2>&1
     left=()
     while read -r f; do

@@ -15,8 +15,9 @@ How:
   a number field a number or "".
 - The pillar is what Uyuni's server makes of the saved data (tests/salt/uyuni_pillar.py, a
   transcription of suma_minion.py's merge_formula_data and adjust_empty_values), and mdtune's
-  input is what the formula passes on: the execution module's mdtune.desired(), which
-  states/mdtune/map.jinja calls (loaded here with the pillar as its only Salt dependency).
+  input is what the formula passes on: the execution module's mdtune.desired(), which the
+  state mdtune.managed calls with from_pillar: true (states/mdtune/init.sls; loaded here with
+  the pillar as its only Salt dependency).
 - Every field of form.yml is walked; each has a list of candidate values (a field without one
   fails the check). For each candidate: does the form accept it, does mdtune (exit 0 or 2)?
 """
@@ -172,8 +173,10 @@ STRICTER = {
     "thread_policy": [" 8"],  # mdtune trims blanks
     "arrays.$key": ["md[01]", "**"],  # bracket globs and ** (a glob crate rule) are not offered
 }
-# Fields that are the formula's own, not mdtune's input (map.jinja uses them for file.managed).
-FORMULA_ONLY = {"deploy.enabled", "deploy.source", "deploy.source_hash", "deploy.target"}
+# Fields that are the formula's own, not mdtune's input (map.jinja uses them for file.managed
+# and pkg.installed).
+FORMULA_ONLY = {"deploy.enabled", "deploy.source", "deploy.source_hash", "deploy.target",
+                "install.enabled"}
 
 # An edit-group item whose fields are all empty: the baseline for the prototype's fields.
 prototype = layout["mdtune"]["arrays"]["$prototype"]

@@ -9,7 +9,8 @@
 # (${MDTUNE_SALT3006_VENV:-<that venv>-salt3006}, made by .ci/setup-salt3006.sh). Before them:
 # Salt's docstring rule, the formula's layout, and the form checks (tests/salt/form_check.py):
 # every field of form.yml against the binary, through a transcription of Uyuni's pillar merge
-# (tests/salt/uyuni_pillar.py).
+# (tests/salt/uyuni_pillar.py). After them, the formula over salt-ssh against a local sshd
+# (tests/salt/ssh.sh).
 #
 # Everything Salt writes (config, cache, pki, sockets, logs) and every fake root lives in one
 # temporary directory; nothing is written to /etc, /var or /srv. The directory is removed when
@@ -148,9 +149,10 @@ salt_checks() {
   minion_conf example "$repo/examples/salt/states" "$repo/module_utils/salt" -- "$repo/examples/salt/pillar"
   # The binary through the config key mdtune:binary (config.get: minion config, then pillar).
   printf 'mdtune:\n  binary: %s\n' "$bin" >>"$base/conf/example/minion"
-  # The formula as a package installs it: states/mdtune and the two modules from
-  # module_utils/salt in one file root (/usr/share/salt-formulas/states/{mdtune,_modules,_states}),
-  # plus a top file; the pillar is pillar.example, as the form writes it.
+  # The formula as the packages install it: states/mdtune in one file root
+  # (/usr/share/susemanager/formulas/states), the two modules from module_utils/salt in another
+  # (/usr/share/susemanager/salt/{_modules,_states}), plus a top file; the pillar is
+  # pillar.example, as the form writes it.
   mkdir -p "$base/formula-top" "$base/formula-pillar"
   printf 'base:\n  "*":\n    - mdtune\n' >"$base/formula-top/top.sls"
   printf 'base:\n  "*":\n    - mdtune\n    - host\n' >"$base/formula-pillar/top.sls"
@@ -201,6 +203,13 @@ eq(r["changed"], False, "changed")'
 by = {a["name"]: a for a in r["arrays"]}
 assert "stripe_cache_size" not in by["md0"]["settings"], by["md0"]["settings"]
 eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
+
+  sc example "$base/query-override.json" mdtune.query root="$r1" thread_policy=off
+  check "[$label] mdtune.query thread_policy=off overrides that key of the pillar and keeps the others" \
+    "$base/query-override.json" '
+by = {a["name"]: a for a in r["arrays"]}
+eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 0, "md0 group_thread_cnt (the argument)")
+eq(by["md0"]["settings"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size (the pillar)")'
 
   snapshot "$r1" >"$base/r1.pristine"
   sc example "$base/ex-test.json" state.apply test=True pillar="$over1"
@@ -331,12 +340,41 @@ assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"],
   # --- the SUSE Manager / Uyuni formula ---------------------------------------------------------
   new_root "$r2"
   # The binary where the formula's default source, salt://mdtune/files/mdtune, finds it: like
-  # /srv/salt/mdtune/files/mdtune next to the formula in /usr/share/salt-formulas/states/mdtune.
+  # /srv/salt/mdtune/files/mdtune beside the packaged formula's states/mdtune.
   mkdir -p "$base/formula-top/mdtune/files"
   cp "$bin" "$base/formula-top/mdtune/files/mdtune"
   over2=$(printf '{"mdtune": {"root": "%s", "deploy": {"enabled": true, "target": "%s"}}}' \
     "$r2" "$base/minion-bin/mdtune")
   snapshot "$r2" >"$base/r2.pristine"
+
+  sc formula "$base/fo-install.json" state.show_sls mdtune \
+    pillar='{"mdtune": {"install": {"enabled": true}, "binary": ""}}'
+  check "[$label] formula with install.enabled: pkg.installed mdtune first, then tuning with /usr/sbin/mdtune" \
+    "$base/fo-install.json" '
+eq(r["mdtune-package"]["pkg"][0], {"name": "mdtune"}, "mdtune-package")
+eq(r["mdtune-package"]["pkg"][1], "installed", "mdtune-package function")
+args = r["mdtune-tuned"]["mdtune"]
+assert {"binary": "/usr/sbin/mdtune"} in args, args
+assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
+
+  # Transactional systems: the formula's metadata as Uyuni reads it, against the rendered SLS
+  # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
+  sc formula "$base/fo-all.json" state.show_sls mdtune \
+    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}}}'
+  trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
+    "$base/fo-all.json" 2>&1)
+  awk -v l="[$label] " '{ sub(/^(ok   - |FAIL - )/, "&" l); print }' <<<"$trans_out"
+  passed=$((passed + $(grep -c '^ok   - ' <<<"$trans_out")))
+  failed=$((failed + $(grep -c '^FAIL - ' <<<"$trans_out")))
+  grep -q '^ok   - ' <<<"$trans_out" || not_ok "[$label] tests/salt/uyuni_transactional.py ran" "$trans_out"
+  TRANSACTIONAL_UPDATE=true sc formula "$base/fo-trans.json" state.single mdtune.managed \
+    name=in-snapshot from_pillar=True pillar="$over2"
+  check "[$label] inside a transactional-update snapshot mdtune.managed refuses, saying why" "$base/fo-trans.json" '
+s = state("in-snapshot")
+eq(s["result"], False, "result")
+assert "transactional-update snapshot" in s["comment"] and "state.apply" in s["comment"], s["comment"]
+eq(s["changes"], {}, "changes")'
+  check_unchanged "[$label] inside a transactional-update snapshot: nothing written" "$r2" "$base/r2.pristine"
 
   sc formula "$base/fo-test.json" state.apply test=True pillar="$over2"
   check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" "
@@ -476,6 +514,16 @@ if [ -x "$venv3006/bin/salt-call" ]; then
 else
   not_ok "salt-call (Salt 3006 LTS) is available" "no $venv3006/bin/salt-call: run .ci/setup-salt3006.sh" \
     "(python3 -m venv $venv3006 && $venv3006/bin/pip install 'salt>=3006,<3007'), or set MDTUNE_SALT3006_VENV"
+fi
+
+# --- the formula over salt-ssh (tests/salt/ssh.sh) ---------------------------------------------
+ssh_out=$("$repo/tests/salt/ssh.sh" "$bin" 2>&1)
+ssh_rc=$?
+echo "$ssh_out"
+passed=$((passed + $(grep -c '^ok   - ' <<<"$ssh_out")))
+failed=$((failed + $(grep -c '^FAIL - ' <<<"$ssh_out")))
+if [ "$ssh_rc" -ne 0 ] && ! grep -q '^FAIL - ' <<<"$ssh_out"; then
+  not_ok "tests/salt/ssh.sh ran" "exit status $ssh_rc"
 fi
 
 # --- nothing outside the temporary directory ------------------------------------------------------

@@ -269,4 +269,15 @@ done 3<"$cache/kernels.list"
 [ ${#runs[@]} -gt 0 ] || { echo "tests/vm: MDTUNE_VM_ONLY=${MDTUNE_VM_ONLY:-} matched no kernel series"; echo "0 passed, 1 failed"; exit 1; }
 
 echo "tests/vm: build and boots took $((SECONDS - t_start)) s (logs in $work)"
-exec python3 "$here/check.py" "${runs[@]}"
+# The dracut boot (tests/vm/dracut.sh) on its series, when chosen; its counts join check.py's.
+dracut_series=${MDTUNE_DRACUT_SERIES:-bookworm}
+if ! chosen "$dracut_series"; then exec python3 "$here/check.py" "${runs[@]}"; fi
+trap - ERR
+checks=$(python3 "$here/check.py" "${runs[@]}") || true
+dracut=$(MDTUNE_VM_BIN=$bin MDTUNE_VM_WORK=$work "$here/dracut.sh" 2>&1) || true
+printf '%s\n' "$checks" | sed '$d'
+printf '%s\n' "$dracut" | sed '$d'
+total=$(printf '%s\n%s\n' "$checks" "$dracut" | awk '/^[0-9]+ passed, [0-9]+ failed$/ {p += $1; f += $3; n++}
+  END {if (n < 2) f++; print p " passed, " f " failed"}')
+echo "$total"
+[ "${total#* passed, }" = "0 failed" ]

@@ -7,13 +7,20 @@ and returns the binary's JSON result. Validation, hardware-queue discovery,
 planning, applying, rollback and persistence are the binary's job; its interface
 is described in the mdtune README (the module contract).
 
-The desired state. :py:func:`apply` and :py:func:`query` take the tuning
-arguments (``arrays``, ``thread_policy``, ``speed_limit_min``,
-``speed_limit_max``, ``persist``) from their arguments. When none is given, they
-take them from the minion's pillar ``mdtune`` (:py:func:`desired`), compiled
-afresh as a state run compiles it, so ``salt '*' mdtune.query`` compares every
-minion with the same desired state that ``state.apply mdtune`` applies to it;
-``from_pillar=False`` uses mdtune's defaults instead.
+The desired state. :py:func:`apply` and :py:func:`query` start from the
+minion's pillar ``mdtune`` (:py:func:`desired`), compiled afresh as a state run
+compiles it, so ``salt '*' mdtune.query`` compares every minion with the same
+desired state that ``state.apply mdtune`` applies to it. Their arguments
+(``arrays``, ``thread_policy``, ``speed_limit_min``, ``speed_limit_max``,
+``persist``, and any other key mdtune takes) override the pillar key by key:
+``mdtune.apply test=True thread_policy=auto`` keeps the pillar's arrays and
+their stripe cache. ``from_pillar=False`` starts from mdtune's defaults instead.
+
+salt-ssh. An execution function called with ``salt-ssh`` runs on the target as
+``salt-call --local``, where the master's pillar is not compiled: there the
+pillar is empty and :py:func:`query` compares with mdtune's defaults. The
+formula (``salt-ssh HOST state.apply mdtune``) carries the pillar to the target;
+its ``test=True`` run is the pillar compliance check over salt-ssh.
 
 The host. ``root`` and ``binary`` default to the config/pillar keys
 ``mdtune:root`` and ``mdtune:binary`` (``config.get``: minion config, grains,
@@ -64,6 +71,9 @@ DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 
 # The tuning arguments: the desired state. When a call gives none of them, the pillar's apply.
 DESIRED_KEYS = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
+
+# Pillar keys desired() translates itself or that are the formula's own switches.
+_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install")
 
 # What the SUSE Manager / Uyuni form writes for "leave this setting alone".
 _UNSET = (None, "", "unmanaged")
@@ -117,8 +127,8 @@ def apply(
         lists what the persisted state would put back otherwise).
 
     from_pillar
-        When none of the five arguments above is given, take them from the pillar
-        ``mdtune`` (:py:func:`desired`). Default True.
+        Start from the pillar ``mdtune`` (:py:func:`desired`); the arguments
+        given override it key by key. Default True.
 
     root
         Prefix for every system path (tests, chroots, containers). Default: the
@@ -167,10 +177,10 @@ def query(
     Report the arrays, their live values and whether they match the desired
     state (``state: query``); writes nothing.
 
-    Takes the same arguments as :py:func:`apply`. Without tuning arguments the
-    desired state is the minion's pillar ``mdtune`` - the one ``state.apply
-    mdtune`` applies - so across a fleet this is the compliance check: each
-    minion against its own formula data. ``compliant`` in the result (overall and
+    Takes the same arguments as :py:func:`apply`. The desired state is the
+    minion's pillar ``mdtune`` - the one ``state.apply mdtune`` applies - with
+    the arguments given overriding it key by key, so across a fleet this is the
+    compliance check: each minion against its own formula data. ``compliant`` in the result (overall and
     per array) answers "is this host tuned as asked?"; a host that is not
     compliant is not an error.
 
@@ -239,8 +249,8 @@ def desired(fresh=False):
       left alone); ``enabled``/``disabled`` become true/false;
     - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
       bounds it only when it is ``auto`` (``{mode: auto, ...}``);
-    - ``deploy`` (the formula's own switch) is not passed; when it is enabled, the
-      binary is its ``target``;
+    - ``deploy`` and ``install`` (the formula's own switches) are not passed;
+      when ``deploy`` is enabled, the binary is its ``target``;
     - YAML's reading of a bare ``off`` as false is undone.
 
     Every other key passes as it is, so mdtune rejects a typo by name.
@@ -286,7 +296,7 @@ def desired(fresh=False):
         target = deploy.get("target")
         args["binary"] = target if target not in _UNSET else DEFAULT_BINARY
     for key, value in pillar.items():
-        if key in ("thread_policy", "thread_auto", "arrays", "deploy") or value in _UNSET:
+        if key in _NOT_PASSED or value in _UNSET:
             continue
         if key == "persist":
             value = value is True or str(value).lower() in ("true", "yes", "enabled")
@@ -363,10 +373,11 @@ def _arrays(value):
 
 def _request(state, given, extra, from_pillar, root, binary, **run_keys):
     """
-    The JSON object for the binary and the binary to run: the tuning arguments
-    given (or the pillar's, see desired()), root and binary (or the config's),
-    the run keys, ``state``, and any other caller argument except Salt's own
-    (``__pub_*``, ``test``), so the binary can reject an unknown key by name.
+    The JSON object for the binary and the binary to run: the pillar's desired
+    state (see desired()) when from_pillar, overridden key by key by the tuning
+    arguments given and any other caller argument except Salt's own
+    (``__pub_*``, ``test``), so the binary can reject an unknown key by name;
+    root and binary (or the config's), the run keys and ``state``.
     """
     extra = {
         key: value
@@ -378,10 +389,9 @@ def _request(state, given, extra, from_pillar, root, binary, **run_keys):
             "mdtune: 'state' is chosen by the function: use mdtune.apply, "
             "mdtune.query or mdtune.revert"
         )
-    args = {key: value for key, value in given.items() if value is not None}
+    args = desired(fresh=True) if from_pillar else {}
+    args.update({key: value for key, value in given.items() if value is not None})
     args.update(extra)
-    if from_pillar and not args:
-        args = desired(fresh=True)
     pillar_binary = args.pop("binary", None)
     if root is None:
         root = args.pop("root", None) or __salt__["config.get"]("mdtune:root", default="") or None

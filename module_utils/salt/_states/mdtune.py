@@ -37,6 +37,20 @@ Example:
         - persist: true
 
 ``name`` is only the state's label; it is not passed to the binary.
+
+``from_pillar: true`` takes the desired state from the run's pillar ``mdtune``
+(the execution module's ``mdtune.desired``, on the minion), the state's own
+arguments overriding it key by key. The SUSE Manager / Uyuni formula does this,
+so that its SLS renders the same without calling a custom function while it
+renders: under salt-ssh a template's ``salt['mdtune.desired']()`` would run on
+the target without the pillar, while the state run there carries it.
+
+Transactional systems. ``mdtune.managed`` and ``mdtune.reverted`` refuse to run
+inside a transactional-update snapshot (``transactional_update.apply``, or
+``TRANSACTIONAL_UPDATE`` in the environment): there the sysfs writes would take
+effect at once, while ``/etc/mdtune``, the udev rule and an installed binary
+would appear only after the reboot. Apply them live (``state.apply``); the
+formula's metadata tells SUSE Manager / Uyuni to.
 """
 
 import difflib
@@ -65,6 +79,7 @@ def managed(
     root=None,
     diff=None,
     binary=None,
+    from_pillar=False,
     **kwargs,
 ):
     """
@@ -101,26 +116,51 @@ def managed(
     binary
         Path of the mdtune binary; default: pillar/config ``mdtune:binary``,
         then PATH, then /usr/local/sbin/mdtune.
+
+    from_pillar
+        Start from the run's pillar ``mdtune`` (``mdtune.desired``); the
+        arguments above override it key by key. Default False: the state's
+        arguments are the whole desired state, even when empty.
     """
     test = _test(kwargs)
     ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    if _in_transaction():
+        return _refuse_transaction(ret)
+    given = {
+        "arrays": arrays,
+        "thread_policy": thread_policy,
+        "speed_limit_min": speed_limit_min,
+        "speed_limit_max": speed_limit_max,
+        "persist": persist,
+        "root": root,
+        "binary": binary,
+    }
+    given = {key: value for key, value in given.items() if value is not None}
+    given.update(_passthrough(kwargs))
+    if from_pillar is True or str(from_pillar).lower() == "true":
+        try:
+            # The run's own pillar (overrides included), not a fresh compile: under salt-ssh
+            # the target compiles none, the state run carries the master's.
+            args = __salt__["mdtune.desired"]()
+        except CommandExecutionError as exc:
+            return _failed(ret, exc)
+        args.update(given)
+    else:
+        args = given
+    binary = args.pop("binary", None)
+    # The state's own diff wins; the test mode is the run's.
+    diff = args.pop("diff", None) if diff is None else diff
+    args.pop("check_mode", None)
     missing = _missing_binary(binary)
     if missing:
         return _no_binary(ret, missing, test)
     try:
         result = __salt__["mdtune.apply"](
-            arrays=arrays,
-            thread_policy=thread_policy,
-            speed_limit_min=speed_limit_min,
-            speed_limit_max=speed_limit_max,
-            persist=persist,
-            root=root,
             check_mode=test,
             diff=diff,
             binary=binary,
-            # The state's arguments are the whole desired state, even when empty.
             from_pillar=False,
-            **_passthrough(kwargs),
+            **args,
         )
     except CommandExecutionError as exc:
         return _failed(ret, exc)
@@ -140,6 +180,8 @@ def reverted(name, root=None, binary=None, **kwargs):
     """
     test = _test(kwargs)
     ret = {"name": name, "result": False, "changes": {}, "comment": ""}
+    if _in_transaction():
+        return _refuse_transaction(ret)
     missing = _missing_binary(binary)
     if missing:
         return _no_binary(ret, missing, test)
@@ -158,6 +200,30 @@ def reverted(name, root=None, binary=None, **kwargs):
 def _test(kwargs):
     """test=True from the run (``__opts__``) or from the state's own ``test`` argument."""
     return bool(__opts__.get("test", False) or salt.utils.args.test_mode(**kwargs))
+
+
+def _in_transaction():
+    """True inside a transactional-update snapshot (Salt's own check where it is loaded)."""
+    check = "transactional_update.in_transaction"
+    if check in __salt__:
+        try:
+            if __salt__[check]():
+                return True
+        except CommandExecutionError:
+            pass
+    # transactional-update exports TRANSACTIONAL_UPDATE=true to what it runs in the snapshot.
+    return os.environ.get("TRANSACTIONAL_UPDATE", "").lower() == "true"
+
+
+def _refuse_transaction(ret):
+    ret["comment"] = (
+        "mdtune: not run inside a transactional-update snapshot: the md sysfs values would "
+        "change at once, while /etc/mdtune, the udev rule and an installed binary would appear "
+        "only after the reboot. Apply this state live, with state.apply after the reboot (the "
+        "mdtune formula's metadata, transactional: transactional_then_live with live_state_ids "
+        "mdtune-tuned, tells SUSE Manager / Uyuni to)."
+    )
+    return ret
 
 
 def _passthrough(kwargs):

@@ -1,8 +1,18 @@
 {#- mdtune formula: tunes the md RAID arrays of a minion from the pillar `mdtune:` that the
     SUSE Manager / Uyuni form writes (see map.jinja). Needs the mdtune execution and state
     modules in salt://_modules and salt://_states (the formula package installs them there); a
-    highstate syncs them, `state.apply mdtune` alone needs `saltutil.sync_all` first. -#}
+    highstate syncs them, `state.apply mdtune` alone needs `saltutil.sync_all` first (salt-ssh
+    ships them with every run). The desired state is the pillar, translated on the minion
+    (`from_pillar: true`): the same SLS for every minion, valid for an empty pillar, and the
+    same under salt-ssh, whose state run carries the master's pillar to the target. -#}
 {%- from "mdtune/map.jinja" import mdtune with context %}
+
+{%- if mdtune.install.enabled %}
+
+mdtune-package:
+  pkg.installed:
+    - name: {{ mdtune.install.name | json }}
+{%- endif %}
 
 {%- if mdtune.deploy.enabled %}
 
@@ -19,10 +29,16 @@ mdtune-binary:
 
 mdtune-tuned:
   mdtune.managed:
-{%- for key, value in mdtune.args | dictsort %}
-    - {{ key }}: {{ value | json }}
-{%- endfor %}
-{%- if mdtune.deploy.enabled %}
+    - from_pillar: true
+{%- if mdtune.install.enabled and not mdtune.deploy.enabled and not mdtune.binary %}
+    - binary: {{ mdtune.install.binary | json }}
+{%- endif %}
+{%- if mdtune.install.enabled or mdtune.deploy.enabled %}
     - require:
+  {%- if mdtune.install.enabled %}
+      - pkg: mdtune-package
+  {%- endif %}
+  {%- if mdtune.deploy.enabled %}
       - file: mdtune-binary
+  {%- endif %}
 {%- endif %}

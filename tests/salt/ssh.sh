@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# The SUSE Manager / Uyuni formula over salt-ssh, as SUSE Manager drives SSH-push systems: a
+# local sshd on a loopback port (its host key, the client key, the roster and the master's
+# config in a temporary directory), salt-ssh from each Salt venv (3008 and the 3006 LTS line),
+# the formula, the Salt modules and pillar.example from the master's file and pillar roots, and
+# a copy of the bundled demo host (examples/demo-host) as the target's root.
+#
+# Per Salt version, against two roster targets on 127.0.0.1: `tuned` (pillar.example plus its
+# root and binary), `bare` (no pillar at all; root and binary from the roster's minion_opts):
+#   state.show_sls mdtune          renders
+#   state.apply mdtune test=True   the pillar's changes predicted, nothing written (for `bare`:
+#                                  a valid SLS, mdtune's defaults)
+#   state.apply mdtune             the pillar's values in the root, persisted
+#   state.apply mdtune test=True   after a hand-made drift: that drift and nothing else
+# Needs root (sshd logs in as root) and openssh-server (.ci/setup-sshd.sh). Called by
+# tests/salt/run.sh; on its own: tests/salt/ssh.sh BINARY. Prints "ok   - ..." / "FAIL - ..."
+# lines and "N passed, N failed"; exits non-zero when a check failed.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+venv=${MDTUNE_VENV:-$repo/.venv}
+venv3006=${MDTUNE_SALT3006_VENV:-$venv-salt3006}
+bin=${1:?usage: tests/salt/ssh.sh MDTUNE_BINARY}
+
+# shellcheck source=tests/salt/lib.sh
+. "$repo/tests/salt/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+  not_ok "salt-ssh checks run as root" "sshd must run as root to log in; run the suite as root"
+  finish
+fi
+if [ ! -x /usr/sbin/sshd ] || [ ! -x /usr/lib/openssh/sftp-server ]; then
+  not_ok "sshd is installed" "no /usr/sbin/sshd or sftp-server: run .ci/setup-sshd.sh" \
+    "(apt-get install openssh-server openssh-sftp-server)"
+  finish
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt-ssh.XXXXXX")
+sshd_pid=
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  if [ -n "$sshd_pid" ]; then kill "$sshd_pid" 2>/dev/null; fi
+  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+t0=$SECONDS
+
+# --- the sshd: keys, config, a free loopback port -------------------------------------------
+mkdir -p "$tmp/ssh"
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/ssh/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/ssh/client_key"
+cp "$tmp/ssh/client_key.pub" "$tmp/ssh/authorized_keys"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$tmp/ssh/sshd_config" <<EOF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $tmp/ssh/host_key
+PidFile $tmp/ssh/sshd.pid
+AuthorizedKeysFile $tmp/ssh/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+Subsystem sftp /usr/lib/openssh/sftp-server
+EOF
+# sshd insists on its privilege separation directory (compiled in as /run/sshd).
+mkdir -p /run/sshd
+/usr/sbin/sshd -f "$tmp/ssh/sshd_config" -E "$tmp/ssh/sshd.log"
+for _ in $(seq 50); do [ -s "$tmp/ssh/sshd.pid" ] && break; sleep 0.1; done
+sshd_pid=$(cat "$tmp/ssh/sshd.pid" 2>/dev/null)
+if [ -z "$sshd_pid" ]; then
+  not_ok "a local sshd runs on 127.0.0.1:$port" "$(tail -n 5 "$tmp/ssh/sshd.log")"
+  finish
+fi
+# A known_hosts file of our own (salt-ssh uses it when it exists): nothing goes to ~/.ssh.
+: >"$tmp/ssh/known_hosts"
+
+new_root() {
+  cp -a "$repo/examples/demo-host" "$1"
+  rmdir "$1/etc" "$1/run" 2>/dev/null || true
+}
+snapshot() {
+  (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort && find . -type f -exec md5sum {} + | sort)
+}
+
+# check NAME FILE PYTHON: assertions on salt-ssh's JSON in FILE (r: the target's value).
+prelude='
+import json, os, sys
+text = open(sys.argv[1]).read()
+try:
+    data = json.loads(text)
+except ValueError:
+    raise AssertionError("salt-ssh printed no JSON: " + text[-1500:] + open(sys.argv[1] + ".err").read()[-1500:])
+r = data[sys.argv[2]]
+def state(sid):
+    assert isinstance(r, dict), "not a state run result: %r" % (r,)
+    for key, value in r.items():
+        if key.split("_|-")[1] == sid:
+            return value
+    raise AssertionError("no state %s in %s" % (sid, list(r)))
+def md(root, dev, attr):
+    return open(os.path.join(root, "sys/block", dev, "md", attr)).read().strip()
+def proc(root, name):
+    return open(os.path.join(root, "proc/sys/dev/raid", name)).read().strip()
+def eq(actual, expected, what):
+    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
+'
+check() {
+  local name=$1 file=$2 target=$3 code=$4 out
+  if out=$("$venv/bin/python" -c "$prelude$code" "$file" "$target" 2>&1); then ok "$name"
+  else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
+}
+check_unchanged() { # check_unchanged NAME ROOT BEFORE-FILE
+  local d
+  if d=$(diff "$3" <(snapshot "$2")); then ok "$1"; else not_ok "$1" "$(echo "$d" | head -n 12)"; fi
+}
+
+# ssh_checks LABEL VENV: every salt-ssh check with that venv's Salt, under $tmp/LABEL.
+ssh_checks() {
+  local label=$1 venv=$2 base=$tmp/$1
+  local r1=$base/root-tuned r2=$base/root-bare
+  mkdir -p "$base/conf" "$base/top" "$base/pillar"
+  new_root "$r1"
+  new_root "$r2"
+  printf 'base:\n  "*":\n    - mdtune\n' >"$base/top/top.sls"
+  printf 'base:\n  tuned:\n    - mdtune\n    - host\n' >"$base/pillar/top.sls"
+  cp "$repo/module_utils/suma/metadata/mdtune/pillar.example" "$base/pillar/mdtune.sls"
+  printf 'mdtune:\n  root: %s\n  binary: %s\n' "$r1" "$bin" >"$base/pillar/host.sls"
+  # The formula as the mdtune-formula and mdtune-salt-modules packages lay it out on the
+  # server: states/mdtune in one file root, _modules and _states in another.
+  cat >"$base/conf/master" <<EOF
+root_dir: $base/salt-root
+cachedir: $base/cache
+pki_dir: $base/pki
+sock_dir: $base/sock
+log_file: $base/master.log
+ssh_log_file: $base/ssh.log
+log_level_logfile: debug
+user: root
+roster_file: $base/conf/roster
+known_hosts_file: $tmp/ssh/known_hosts
+file_roots:
+  base:
+    - $repo/module_utils/suma/states
+    - $repo/module_utils/salt
+    - $base/top
+pillar_roots:
+  base:
+    - $base/pillar
+EOF
+  # One thin_dir for both (one host: one copy of Salt's thin). set_path: the login shell's PATH
+  # may put a python3 wrapper script first (pyenv), which salt-ssh's shim mistakes for a
+  # Software Collections one; the system's python3 runs the thin.
+  local target
+  for target in tuned bare; do
+    cat <<EOF
+$target:
+  host: 127.0.0.1
+  port: $port
+  user: root
+  priv: $tmp/ssh/client_key
+  thin_dir: $base/thin
+  set_path: /usr/sbin:/usr/bin:/sbin:/bin
+  minion_opts:
+    enable_fqdns_grains: false
+    enable_gpu_grains: false
+EOF
+    if [ "$target" = bare ]; then
+      printf '    mdtune:\n      root: %s\n      binary: %s\n' "$r2" "$bin"
+    fi
+  done >"$base/conf/roster"
+
+  # ss TARGET OUTFILE ARGS...: salt-ssh with JSON output (stderr in OUTFILE.err).
+  ss() {
+    local target=$1 out=$2 t; shift 2
+    t=$(date +%s%N)
+    "$venv/bin/salt-ssh" -c "$base/conf" --ignore-host-keys --out=json "$target" "$@" \
+      >"$out" 2>"$out.err"
+    echo "$(( ($(date +%s%N) - t) / 1000000 )) ms: [$label] salt-ssh $target $*" >>"$tmp/timings"
+  }
+  echo "# [$label] $("$venv/bin/salt-ssh" --version)"
+
+  ss tuned "$base/show.json" state.show_sls mdtune
+  check "[$label] salt-ssh state.show_sls mdtune renders (no custom function called while rendering)" \
+    "$base/show.json" tuned '
+assert isinstance(r, dict), "not rendered: %r" % (r,)
+eq(r["mdtune-tuned"]["mdtune"][0], {"from_pillar": True}, "mdtune-tuned arguments")'
+
+  snapshot "$r1" >"$base/r1.pristine"
+  ss tuned "$base/test.json" state.apply mdtune test=True
+  check "[$label] salt-ssh state.apply mdtune test=True: the pillar's changes predicted" "$base/test.json" tuned '
+s = state("mdtune-tuned")
+eq(s["result"], None, "result: %s" % s["comment"])
+c = s["changes"]
+eq(c.get("md0", {}).get("stripe_cache_size"), {"old": 256, "new": 4096}, "md0 stripe_cache_size (pillar)")
+eq(c.get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 4}, "md2 group_thread_cnt (pillar)")
+eq(c.get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 400000}, "speed_limit_max (pillar)")'
+  check_unchanged "[$label] salt-ssh test=True: the target's root is untouched" "$r1" "$base/r1.pristine"
+
+  ss tuned "$base/apply.json" state.apply mdtune
+  check "[$label] salt-ssh state.apply mdtune: the pillar's values written on the target, persisted" \
+    "$base/apply.json" tuned "
+root = '$r1'
+s = state('mdtune-tuned')
+eq(s['result'], True, 'result: ' + s['comment'])
+eq(md(root, 'md0', 'stripe_cache_size'), '4096', 'md0 stripe_cache_size')
+eq(md(root, 'md0', 'preread_bypass_threshold'), '64', 'md0 preread_bypass_threshold')
+eq(md(root, 'md0', 'sync_speed_max').split()[0], '500000', 'md0 sync_speed_max')
+eq(md(root, 'md1', 'sync_speed_min').split()[0], '50000', 'md1 sync_speed_min')
+eq(md(root, 'md2', 'group_thread_cnt'), '4', 'md2 group_thread_cnt')
+eq(md(root, 'md2', 'skip_copy'), '1', 'md2 skip_copy')
+eq(md(root, 'md3', 'stripe_cache_size'), '1024', 'md3 stripe_cache_size')
+eq(proc(root, 'speed_limit_max'), '400000', 'speed_limit_max')
+assert os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'nothing persisted'"
+
+  # The compliance check over salt-ssh: a test run against the pillar finds a hand-made drift,
+  # and only that (every other value is in place after the one apply).
+  echo 512 >"$r1/sys/block/md0/md/stripe_cache_size"
+  snapshot "$r1" >"$base/r1.drifted"
+  ss tuned "$base/drift.json" state.apply mdtune test=True
+  check "[$label] salt-ssh compliance (test=True against the pillar) finds a drifted stripe_cache_size" \
+    "$base/drift.json" tuned '
+s = state("mdtune-tuned")
+eq(s["result"], None, "result: " + s["comment"])
+eq(s["changes"], {"md0": {"stripe_cache_size": {"old": 512, "new": 4096}}}, "changes")'
+  check_unchanged "[$label] salt-ssh compliance test run: nothing written" "$r1" "$base/r1.drifted"
+
+  snapshot "$r2" >"$base/r2.pristine"
+  ss bare "$base/bare.json" state.apply mdtune test=True
+  check "[$label] salt-ssh state.apply mdtune test=True with an empty pillar: a valid SLS, mdtune's defaults (auto threads)" \
+    "$base/bare.json" bare '
+eq(sorted(k.split("_|-")[1] for k in r), ["mdtune-tuned"], "states")
+s = state("mdtune-tuned")
+eq(s["result"], None, "result: %s" % s["comment"])
+for array, settings in s["changes"].items():
+    if array.startswith("md"):
+        eq(set(settings), {"group_thread_cnt"}, array)
+eq(s["changes"]["md0"]["group_thread_cnt"], {"old": 0, "new": 8}, "md0 group_thread_cnt")'
+  check_unchanged "[$label] salt-ssh test=True with an empty pillar: nothing written" "$r2" "$base/r2.pristine"
+}
+
+echo "# salt-ssh against sshd on 127.0.0.1:$port, binary $bin, temp $tmp"
+run_line() { # run_line LABEL VENV SETUP-SCRIPT
+  if [ -x "$2/bin/salt-ssh" ]; then ssh_checks "$1" "$2"
+  else not_ok "salt-ssh ($1) is available" "no $2/bin/salt-ssh: run $3"; fi
+}
+run_line salt3008 "$venv" .ci/setup-python.sh
+run_line salt3006 "$venv3006" .ci/setup-salt3006.sh
+if [ -e "$HOME/.ssh/known_hosts" ] && grep -q "$port" <(ssh-keygen -F "[127.0.0.1]:$port" -f "$HOME/.ssh/known_hosts" 2>/dev/null); then
+  not_ok "salt-ssh wrote nothing to ~/.ssh/known_hosts" "$HOME/.ssh/known_hosts has [127.0.0.1]:$port"
+else
+  ok "salt-ssh wrote nothing to ~/.ssh/known_hosts"
+fi
+echo "# salt-ssh checks in $((SECONDS - t0)) s; slowest:"
+sort -rn "$tmp/timings" | head -n 3 | sed 's/^/#   /'
+finish
