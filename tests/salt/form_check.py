@@ -166,7 +166,7 @@ CANDIDATES = {
     "arrays.sync_force_parallel": TRISTATE,
     "speed_limit_min": SPEED_NUMBER,
     "speed_limit_max": SPEED_NUMBER,
-    "persist": [True, False],
+    "persist": TRISTATE,
 }
 # Values the form refuses although mdtune takes them: stricter on purpose, and said here.
 STRICTER = {
