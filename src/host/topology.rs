@@ -183,7 +183,7 @@ impl<'a> Topology<'a> {
     /// roles, or from `slaves/` (role unknown) when md lists none.
     pub(crate) fn members(&mut self, array: &Device, md: &Dir) -> Vec<Member> {
         let mut members = Vec::new();
-        for entry in md.list().unwrap_or_default() {
+        for entry in md.list_with("dev-").unwrap_or_default() {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };

@@ -218,6 +218,19 @@ impl Dir {
         names_in(&self.fd)
     }
 
+    /// This directory's entry names that start with `prefix`, sorted: the others are not
+    /// copied (an array's `md/` holds about 40 attributes beside its `dev-*` members).
+    pub(crate) fn list_with(&self, prefix: &str) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for_each_in(&self.fd, &mut |name| {
+            if name.starts_with(prefix) {
+                names.push(name.to_string());
+            }
+        })?;
+        names.sort();
+        Ok(names)
+    }
+
     /// How many entries subdirectory `name` (not a link) has, and how many of them `pick`
     /// accepts (see [`count_in`]): (0, 0) when it is absent.
     pub(crate) fn count_sub(&self, name: &str, pick: fn(&str) -> bool) -> (u64, u64) {
