@@ -808,6 +808,20 @@ def bench_floor(a, tmp, out):
             f"and {user * 1e3:.1f} in mdtune's own code. At the {per_call * 1e6:.2f} us per call of the "
             f"floor that counts by link count, {goal * 1e3:.0f} ms of kernel time alone allows "
             f"{int(goal / per_call)} calls; these {c} would need {goal / c * 1e6:.2f} us each, user time aside.)")
+    # Against the floor that counts the same way (issue goals: query within 1.05x of its time
+    # and calls, a converged present within 1.10x of its time).
+    fc2 = sum(counts["floor, mq/ by link count"].values())
+    for state, goal in (("query", 1.05), ("present", 1.10)):
+        name = f"{a.bin[0][0]} {state}"
+        if name not in stats:
+            continue
+        st, c = stats[name], sum(counts[name].values())
+        ratios = [("time", st.median / fl2.median), ("CPU", st.cpu.median / fl2.cpu.median),
+                  ("system calls", c / fc2)]
+        met = all(r <= goal for _, r in ratios)
+        goals.append(f"- `{state}` within {goal:.2f}x of the floor by link count: "
+                     f"{'met' if met else 'NOT met'} ("
+                     + ", ".join(f"{what} {r:.2f}x" for what, r in ratios) + ")")
     out.append(
         f"\nWhere the time goes: the floor spends {fl.kernel.ms(1)} of its {fl.cpu.ms(1)} CPU ms "
         f"({fl.kernel.median / fl.cpu.median:.0%}) in the kernel ({fl.kernel.median / fc * 1e6:.2f} us per "

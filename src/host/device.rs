@@ -72,7 +72,9 @@ impl<'a> Devices<'a> {
     /// named `name`.
     pub(crate) fn below(&self, dev: &Device, link: &str, name: &str) -> io::Result<Device> {
         match &dev.at {
-            At::Path(p) if crate::sys::have_openat2() => Ok(self.at(name, format!("{p}/{link}"))),
+            At::Path(p) if crate::sys::have_openat2() => {
+                Ok(self.at(name, [p.as_str(), "/", link].concat()))
+            }
             At::Path(p) => self
                 .sys
                 .follow(&format!("{p}/{link}"), self.sys.path())

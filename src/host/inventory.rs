@@ -227,8 +227,14 @@ fn md_name(name: &str) -> bool {
     name.starts_with("md")
 }
 
-/// Reads the host under `root`.
+/// Reads the host under `root`. The files read are closed together, by the end of the read
+/// ([`crate::sys::Batch`]), in a few `close_range` calls instead of one `close` each.
 pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
+    let _batch = crate::sys::Batch::open();
+    read_host(root, scope)
+}
+
+fn read_host(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory::default();
     for &limit in &scope.speed_limits {
         let path = root.speed_limit(limit);

@@ -6,14 +6,15 @@
 use std::cell::RefCell;
 use std::ffi::c_char;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::consts::{
     AT_FDCWD, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_NOFOLLOW,
-    RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, SYS_GETDENTS64, SYS_OPENAT2,
+    RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, SYS_CLOSE_RANGE, SYS_GETDENTS64,
+    SYS_OPENAT2,
 };
 
 /// The C library's calls that std does not expose, declared by hand (no `libc` crate).
@@ -285,4 +286,96 @@ pub(crate) fn getdents(dir: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>
         )
     };
     usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
+thread_local! {
+    /// Descriptors given up by [`close_later`] inside a [`Batch`], not yet closed.
+    static SPENT: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+    /// Whether a [`Batch`] is open on this thread.
+    static BATCH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// How many given-up descriptors wait at most before they are closed.
+const SPENT_MAX: usize = 64;
+
+static NO_CLOSE_RANGE: AtomicBool = AtomicBool::new(false);
+
+/// While it lives, the files and directories the floor reads to the end on this thread are
+/// closed together: when it drops (or once `SPENT_MAX` wait), with one `close_range` per run of
+/// consecutive descriptor numbers instead of one `close` each. A host read opens thousands of
+/// small files one after the other, so their numbers run on. Outside a batch each is closed at
+/// once: a write's read-back and everything after it see every earlier file closed.
+pub(crate) struct Batch(());
+
+impl Batch {
+    pub(crate) fn open() -> Batch {
+        BATCH.with(|b| b.set(true));
+        Batch(())
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        BATCH.with(|b| b.set(false));
+        close_spent();
+    }
+}
+
+/// Gives up `fd`, a file or directory read to the end: closed now, or with the others of the
+/// open [`Batch`]. Only for descriptors nothing depends on being closed: no lock, nothing
+/// written.
+pub(crate) fn close_later(fd: OwnedFd) {
+    if !BATCH.with(std::cell::Cell::get) {
+        return drop(fd);
+    }
+    let full = SPENT.with(|spent| {
+        let mut spent = spent.borrow_mut();
+        spent.push(fd.into_raw_fd());
+        spent.len() >= SPENT_MAX
+    });
+    if full {
+        close_spent();
+    }
+}
+
+/// Closes every descriptor given up by [`close_later`]: one `close_range` per run of consecutive
+/// numbers, or one `close` each on a kernel without `close_range` (before 5.9) or where it is
+/// refused.
+fn close_spent() {
+    SPENT.with(|spent| {
+        let mut spent = spent.borrow_mut();
+        spent.sort_unstable();
+        let mut rest = &spent[..];
+        while let Some(&first) = rest.first() {
+            let run = rest
+                .iter()
+                .enumerate()
+                .take_while(|&(i, &fd)| i32::try_from(i).is_ok_and(|i| fd == first + i))
+                .count();
+            let last = rest[run - 1];
+            rest = &rest[run..];
+            if !NO_CLOSE_RANGE.load(Ordering::Relaxed) {
+                // SAFETY: every number in first..=last was given up to `SPENT` by `close_later`
+                // (a run of consecutive numbers, all of them in it), so this closes only
+                // descriptors nothing else owns.
+                let ret = unsafe {
+                    ffi::syscall(
+                        SYS_CLOSE_RANGE,
+                        std::ffi::c_long::from(first),
+                        std::ffi::c_long::from(last),
+                        0 as std::ffi::c_long,
+                    )
+                };
+                if ret == 0 {
+                    continue;
+                }
+                NO_CLOSE_RANGE.store(true, Ordering::Relaxed);
+            }
+            for fd in first..=last {
+                // SAFETY: as above; each is closed once, by its OwnedFd's drop.
+                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+        spent.clear();
+    });
 }

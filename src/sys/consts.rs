@@ -59,6 +59,8 @@ pub(crate) const SYS_GETDENTS64: std::ffi::c_long = 220;
 
 /// `openat2(2)`'s number (Linux 5.6+), the same on every architecture since 5.1's unified table.
 pub(crate) const SYS_OPENAT2: std::ffi::c_long = 437;
+/// `close_range(2)`'s number (Linux 5.9+), the same on every architecture (unified table).
+pub(crate) const SYS_CLOSE_RANGE: std::ffi::c_long = 436;
 /// `open_how.resolve`: fail with ELOOP on a magic link (`/proc/self/fd/N`).
 pub(crate) const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 /// `open_how.resolve`: fail with ELOOP on a symlink in any component of the path.

@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at};
+use super::calls::{close_later, getdents, open_at, open_no_symlinks, open_under, read_link_at};
 use super::consts::{
     absent, leads_out_error, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH,
 };
@@ -66,6 +66,7 @@ pub(super) fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     if n == 4096 {
         file.read_to_end(&mut bytes)?;
     }
+    close_later(OwnedFd::from(file));
     Ok(bytes)
 }
 
@@ -202,7 +203,9 @@ impl Dir {
 
     /// Whether `name` exists here and is not a link (a partition's `partition` file).
     pub(crate) fn has(&self, name: &str) -> bool {
-        open_at(Some(self.fd.as_fd()), name, O_NOFOLLOW).is_ok()
+        open_at(Some(self.fd.as_fd()), name, O_NOFOLLOW)
+            .map(close_later)
+            .is_ok()
     }
 
     /// The text of link `name`, not followed (udev's `dev/md/NAME -> ../md0`).
@@ -213,6 +216,19 @@ impl Dir {
     /// This directory's entry names, sorted.
     pub(crate) fn list(&self) -> io::Result<Vec<String>> {
         names_in(&self.fd)
+    }
+
+    /// This directory's entry names that start with `prefix`, sorted: the others are not
+    /// copied (an array's `md/` holds about 40 attributes beside its `dev-*` members).
+    pub(crate) fn list_with(&self, prefix: &str) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for_each_in(&self.fd, &mut |name| {
+            if name.starts_with(prefix) {
+                names.push(name.to_string());
+            }
+        })?;
+        names.sort();
+        Ok(names)
     }
 
     /// How many entries subdirectory `name` (not a link) has, and how many of them `pick`
@@ -261,7 +277,7 @@ impl Dir {
 
     /// Whether `path` below this directory exists (opened `O_PATH`: nothing is read).
     pub(crate) fn exists_under(&self, path: &[&str]) -> io::Result<bool> {
-        Ok(self.open_under(path, O_PATH)?.is_some())
+        Ok(self.open_under(path, O_PATH)?.map(close_later).is_some())
     }
 
     /// The directory at `path` below this one, open; its path is this one's joined with `path`
@@ -285,7 +301,11 @@ impl Dir {
     /// The entry names of the directory at `path` below this one, sorted; empty when absent.
     pub(crate) fn list_under(&self, path: &[&str]) -> io::Result<Vec<String>> {
         match self.open_under(path, O_DIRECTORY)? {
-            Some(fd) => names_in(&fd),
+            Some(fd) => {
+                let names = names_in(&fd);
+                close_later(fd);
+                names
+            }
             None => Ok(Vec::new()),
         }
     }
@@ -314,14 +334,17 @@ fn count_in(fd: OwnedFd, pick: fn(&str) -> bool) -> io::Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let dir = File::from(fd);
     let nlink = dir.metadata()?.nlink();
+    let fd = OwnedFd::from(dir);
     if nlink > 2 {
+        close_later(fd);
         return Ok((nlink - 2, nlink - 2));
     }
     let (mut all, mut picked) = (0, 0);
-    for_each_in(&OwnedFd::from(dir), &mut |entry| {
+    for_each_in(&fd, &mut |entry| {
         all += 1;
         picked += u64::from(pick(entry));
     })?;
+    close_later(fd);
     Ok((all, picked))
 }
 
@@ -378,6 +401,34 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         fs::canonicalize(&dir).unwrap()
+    }
+
+    #[test]
+    fn a_batch_closes_the_files_read_in_it_when_it_ends_and_no_other_descriptor() {
+        use std::os::fd::AsRawFd;
+        let dir = scratch("batch");
+        for name in ["a", "b", "c"] {
+            fs::write(dir.join(name), "1\n").unwrap();
+        }
+        let d = Dir::open(&dir).unwrap();
+        let held_before = File::open(dir.join("a")).unwrap();
+        let batch = super::super::calls::Batch::open();
+        assert_eq!(d.read("a").unwrap().as_deref(), Some("1\n"));
+        // A descriptor opened between two files of the batch splits their numbers: it must
+        // survive the batch's close_range.
+        let held_between = File::open(dir.join("b")).unwrap();
+        assert_eq!(d.read("b").unwrap().as_deref(), Some("1\n"));
+        assert_eq!(d.read("c").unwrap().as_deref(), Some("1\n"));
+        assert!(d.has("c"));
+        drop(batch);
+        for held in [&held_before, &held_between] {
+            assert!(
+                held.metadata().is_ok(),
+                "fd {} was closed",
+                held.as_raw_fd()
+            );
+        }
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

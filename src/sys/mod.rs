@@ -13,7 +13,7 @@ mod dir;
 mod root;
 
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
-pub(crate) use calls::have_openat2;
+pub(crate) use calls::{have_openat2, Batch};
 pub(crate) use consts::{leads_out, EBUSY, ENODEV};
 pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;
