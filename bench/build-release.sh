@@ -12,11 +12,11 @@
 # toolchain, its rust-src and RUSTC_BOOTSTRAP=1 (packaging/targets.sh static_build says why).
 # The SHIPPED binary of each architecture is its smallest build that passed every check (all of
 # them need at most glibc 2.17 or no libc, so all run on SLES 15 SP4's glibc 2.31); for x86_64
-# and aarch64 it must be <= 600 KiB. ppc64le has only the static glibc build (about 1.4 MiB) and
+# and aarch64 it must be <= 650 KiB. ppc64le has only the static glibc build (about 1.4 MiB) and
 # no size goal.
 # Fails if a glibc build needs a symbol version newer than GLIBC_2.17, if a static build is not
 # statically linked, if a binary does not run, or if a shipped x86_64/aarch64 build is over
-# 600 KiB. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv, and
+# 650 KiB. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv, and
 # adds rust-src); the aarch64 glibc for qemu, qemu-user-static and the ppc64le cross toolchain from
 # .ci/setup-packaging.sh.
 # Binaries: target/<triple>/release/mdtune (the .2.17 builds in target/<triple without .2.17>/).
@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . packaging/targets.sh
-goal_kib=600
+goal_kib=650
 export PATH=${MDTUNE_VENV:-$PWD/.venv}/bin:$PATH
 dir=${CARGO_TARGET_DIR:-target}
 installed=$(rustup target list --installed 2>/dev/null)

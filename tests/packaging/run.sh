@@ -3,7 +3,7 @@
 # fleet would use them.
 #   RPMs  file lists (rpm -qpl) against the source tree, dependencies (rpm -qpR), no links,
 #         each binary's architecture and static linkage, the x86_64 and aarch64 ones under
-#         600 KiB, and a panic under each binary's build flags still one JSON failure object
+#         650 KiB, and a panic under each binary's build flags still one JSON failure object
 #         (examples/panic_report, built by the spec's cargo run); installed into a scratch root with
 #         `rpm --root` and run from there; the aarch64 and ppc64le binaries run under qemu-user;
 #         removed again, leaving nothing; rpmlint 2.10 (from PyPI) with openSUSE's configuration
@@ -104,8 +104,8 @@ for arch in x86_64 aarch64 ppc64le; do
   if [ "$arch" = ppc64le ]; then
     echo "note: mdtune.$arch.rpm's binary is $bytes bytes ($((bytes / 1024)) KiB; static glibc, no size goal)"
   else
-    check "mdtune.$arch.rpm's binary is under the 600 KiB goal: $bytes bytes ($((bytes / 1024)) KiB) < 614400" \
-      test "$bytes" -lt 614400
+    check "mdtune.$arch.rpm's binary is under the 650 KiB goal: $bytes bytes ($((bytes / 1024)) KiB) < 665600" \
+      test "$bytes" -lt 665600
   fi
   # The spec builds examples/panic_report in the same cargo run as the binary, with the same
   # flags (std rebuilt without its default features): a panic must still end as one JSON failure
