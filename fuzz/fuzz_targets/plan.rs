@@ -115,7 +115,15 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
 
     let r = report::build(spec, inv, plan, &Outcome::default(), Persist::default());
     assert!(!r.failed);
-    assert_eq!(r.compliant, plan.is_compliant());
+    // Never vacuous (docs/reference.md §3): compliant only when something was checked (a revert
+    // with nothing saved is at its saved values) and every selected array could be read.
+    let checked =
+        !plan.arrays.is_empty() || !plan.limits.is_empty() || spec.state == State::Reverted;
+    let unreadable = plan
+        .arrays
+        .iter()
+        .any(|ap| inv.arrays[ap.array].unreadable.is_some());
+    assert_eq!(r.compliant, checked && plan.is_compliant() && !unreadable);
     let real_run = spec.state != State::Query && !spec.check_mode;
     let would_change = !real_run && spec.state != State::Query && due > 0;
     assert_eq!(

@@ -19,7 +19,10 @@ fn check(text: &str) -> Result<Spec, SpecError> {
         assert!(matches!(result, Err(SpecError::TooLarge)), "{result:?}");
     } else if let Some(repeats) = mdtune_fuzz::repeats_a_key(text) {
         let refused = matches!(result, Err(SpecError::Duplicate { .. }));
-        assert_eq!(repeats, refused, "repeated key: {repeats}, refused: {result:?}");
+        assert_eq!(
+            repeats, refused,
+            "repeated key: {repeats}, refused: {result:?}"
+        );
     }
     result
 }

@@ -472,14 +472,20 @@ pub fn repeats_a_key(text: &str) -> Option<bool> {
         fn visit_unit<E>(self) -> std::result::Result<Repeats, E> {
             Ok(Repeats(false))
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Repeats, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Repeats, A::Error> {
             let mut any = false;
             while let Some(Repeats(r)) = seq.next_element()? {
                 any |= r;
             }
             Ok(Repeats(any))
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Repeats, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Repeats, A::Error> {
             // With serde_json's arbitrary_precision a number is a one-key map; it repeats nothing.
             let mut seen = std::collections::HashSet::new();
             let mut any = false;
@@ -496,5 +502,7 @@ pub fn repeats_a_key(text: &str) -> Option<bool> {
             d.deserialize_any(Walk)
         }
     }
-    serde_json::from_str::<Repeats>(text).ok().map(|Repeats(r)| r)
+    serde_json::from_str::<Repeats>(text)
+        .ok()
+        .map(|Repeats(r)| r)
 }
