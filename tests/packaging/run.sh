@@ -130,16 +130,16 @@ done
 
 mods=$pkgs/mdtune-salt-modules-$version-1.noarch.rpm
 form=$pkgs/mdtune-formula-$version-1.noarch.rpm
-# The modules package: every module_utils/salt/_modules|_states file, as a real file.
+# The modules package: every module_utils/salt/_modules|_states|_wrapper file, as a real file.
 {
-  for f in module_utils/salt/_modules/* module_utils/salt/_states/*; do
+  for f in module_utils/salt/_modules/* module_utils/salt/_states/* module_utils/salt/_wrapper/*; do
     echo "$sdir/${f#module_utils/salt/}"
   done
   echo "$docdir/mdtune-salt-modules/README.md"
   echo "$licdir/mdtune-salt-modules/LICENSE"
 } | sort >"$tmp/want"
 files "$mods" >"$tmp/got"
-check "mdtune-salt-modules holds module_utils/salt/_modules and _states under $sdir" diff -u "$tmp/want" "$tmp/got"
+check "mdtune-salt-modules holds module_utils/salt/_modules, _states and _wrapper under $sdir" diff -u "$tmp/want" "$tmp/got"
 # The formula: every state directory but the module links, the metadata, pillar.example beside it.
 {
   for d in module_utils/suma/states/*/; do
@@ -158,8 +158,10 @@ for p in "$pkgs"/*.rpm; do
   check "$(basename "$p") holds no symbolic link" test -z "$links"
 done
 mkdir -p "$tmp/x-noarch" && (cd "$tmp/x-noarch" && for p in "$mods" "$form"; do rpm2cpio "$p" | cpio -idm --quiet; done)
-check "the packaged Salt modules are module_utils/salt's, byte for byte" \
-  diff -r module_utils/salt/_modules "$tmp/x-noarch$sdir/_modules"
+for kind in _modules _states _wrapper; do
+  check "the packaged Salt modules ($kind) are module_utils/salt's, byte for byte" \
+    diff -r "module_utils/salt/$kind" "$tmp/x-noarch$sdir/$kind"
+done
 check "the packaged states are module_utils/suma/states/mdtune's" \
   diff -r module_utils/suma/states/mdtune "$tmp/x-noarch$fdir/states/mdtune"
 requires "$form" >"$tmp/got"
@@ -189,7 +191,8 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   check "the installed $root/usr/sbin/mdtune runs: $got" test "$got" = "mdtune $version"
   check "the installed formula's files are where Uyuni looks" \
     test -f "$root$fdir/metadata/mdtune/form.yml" -a -f "$root$fdir/metadata/mdtune/pillar.example" \
-    -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py"
+    -a -f "$root$fdir/states/mdtune/init.sls" -a -f "$root$sdir/_modules/mdtune.py" -a -f "$root$sdir/_states/mdtune.py" \
+    -a -f "$root$sdir/_wrapper/mdtune.py"
   check "mdtune cannot be removed while the formula needs it" bash -c "! rpm --root '$root' -e mdtune 2>/dev/null"
   # shellcheck disable=SC2016 # the inner bash expands $1
   check "...and is still installed" bash -c 'rpm --root "$1" -q mdtune >/dev/null' _ "$root"

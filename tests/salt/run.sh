@@ -72,7 +72,8 @@ fi
 # Salt's own docstring rule for execution modules (tasks/docstrings.py in Salt's repository):
 # every public function has a docstring with "CLI Example:" (case-sensitive), followed by a bash
 # code block of salt commands.
-if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_states/mdtune.py" <<'EOF' 2>&1
+if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_states/mdtune.py" \
+  "$repo/module_utils/salt/_wrapper/mdtune.py" <<'EOF' 2>&1
 import ast, inspect, re, sys
 problems = []
 for path in sys.argv[1:]:
@@ -98,6 +99,23 @@ assert not problems, "\n".join(problems)
 EOF
 ); then ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it"
 else not_ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it" "$out"; fi
+
+# The salt-ssh wrapper stands in for the execution module under salt-ssh: each of its functions
+# takes the arguments of the execution function of the same name.
+if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_wrapper/mdtune.py" <<'EOF' 2>&1
+import ast, sys
+def functions(path):
+    tree = ast.parse(open(path).read())
+    return {n.name: ast.dump(n.args) for n in tree.body
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+module, wrapper = map(functions, sys.argv[1:])
+problems = [f"{name}: not in the execution module" for name in wrapper if name not in module]
+problems += [f"{name}: arguments differ from the execution module's" for name in wrapper
+             if name in module and wrapper[name] != module[name]]
+assert not problems, "\n".join(problems)
+EOF
+); then ok "the salt-ssh wrapper's functions take the execution module's arguments"
+else not_ok "the salt-ssh wrapper's functions take the execution module's arguments" "$out"; fi
 
 # --- the form against the binary ------------------------------------------------------------------
 new_root "$tmp/form-root"

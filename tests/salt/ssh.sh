@@ -92,7 +92,7 @@ try:
     data = json.loads(text)
 except ValueError:
     raise AssertionError("salt-ssh printed no JSON: " + text[-1500:] + open(sys.argv[1] + ".err").read()[-1500:])
-r = data[sys.argv[2]]
+r = data if sys.argv[2] == "-" else data[sys.argv[2]]
 def state(sid):
     assert isinstance(r, dict), "not a state run result: %r" % (r,)
     for key, value in r.items():
@@ -149,6 +149,23 @@ pillar_roots:
   base:
     - $base/pillar
 EOF
+  # The salt-ssh wrapper (_wrapper/mdtune.py) in the master's extension_modules, both ways
+  # docs/salt.md gives: `salt-run saltutil.sync_wrapper` where Salt has it (3007 and later), a
+  # copy into extension_modules/wrapper on 3006. (salt-run writes a job file under cachedir/proc,
+  # which only a running master creates.)
+  local opts
+  opts=$("$venv/bin/python" -c 'import salt.config, sys
+o = salt.config.master_config(sys.argv[1])
+print(o["cachedir"]); print(o["extension_modules"])' "$base/conf/master")
+  if [ "$label" = salt3006 ]; then
+    install -D -m 0644 "$repo/module_utils/salt/_wrapper/mdtune.py" "$(sed -n 2p <<<"$opts")/wrapper/mdtune.py"
+  else
+    mkdir -p "$(sed -n 1p <<<"$opts")/proc"
+    "$venv/bin/salt-run" -c "$base/conf" --out=json saltutil.sync_wrapper >"$base/sync.json" 2>"$base/sync.json.err"
+    check "[$label] salt-run saltutil.sync_wrapper syncs _wrapper/mdtune.py to the master" \
+      "$base/sync.json" - '
+eq(r, ["wrapper.mdtune"], "synced")'
+  fi
   # One thin_dir for both (one host: one copy of Salt's thin). set_path: the login shell's PATH
   # may put a python3 wrapper script first (pyenv), which salt-ssh's shim mistakes for a
   # Software Collections one; the system's python3 runs the thin.
@@ -198,6 +215,30 @@ eq(c.get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 4}, "md2 group_th
 eq(c.get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 400000}, "speed_limit_max (pillar)")'
   check_unchanged "[$label] salt-ssh test=True: the target's root is untouched" "$r1" "$base/r1.pristine"
 
+  # The execution functions over salt-ssh: the wrapper gives them the pillar (on the target alone
+  # they would see an empty one and compare with mdtune's defaults).
+  ss tuned "$base/query.json" mdtune.query
+  check "[$label] salt-ssh mdtune.query: compared with the pillar's desired state" "$base/query.json" tuned '
+assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
+eq(r["compliant"], False, "compliant")
+a = {x["name"]: x["settings"] for x in r["arrays"]}
+eq(a["md0"].get("stripe_cache_size", {}).get("after"), 4096, "md0 stripe_cache_size (pillar)")
+eq(a["md0"].get("preread_bypass_threshold", {}).get("after"), 64, "md0 preread_bypass_threshold (pillar only)")
+eq(a["md2"].get("group_thread_cnt", {}).get("after"), 4, "md2 group_thread_cnt (pillar)")
+eq(r["system"]["speed_limit_max"]["after"], 400000, "speed_limit_max (pillar)")'
+  ss tuned "$base/mtest.json" mdtune.apply test=True
+  check "[$label] salt-ssh mdtune.apply test=True: previews the pillar's values" "$base/mtest.json" tuned '
+assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
+eq(r["check_mode"], True, "check_mode")
+eq(r["changed"], True, "changed")
+a = {x["name"]: x["settings"] for x in r["arrays"]}
+eq(a["md0"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size (pillar)")
+eq(a["md0"]["preread_bypass_threshold"]["after"], 64, "md0 preread_bypass_threshold (pillar only)")'
+  check_unchanged "[$label] salt-ssh mdtune.apply test=True: the target's root is untouched" "$r1" "$base/r1.pristine"
+  ss tuned "$base/binary.json" mdtune.binary_path
+  check "[$label] salt-ssh mdtune.binary_path: the pillar's mdtune:binary" "$base/binary.json" tuned "
+eq(r, '$bin', 'binary')"
+
   ss tuned "$base/apply.json" state.apply mdtune
   check "[$label] salt-ssh state.apply mdtune: the pillar's values written on the target, persisted" \
     "$base/apply.json" tuned "
@@ -224,6 +265,13 @@ assert os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'nothing pe
 s = state("mdtune-tuned")
 eq(s["result"], None, "result: " + s["comment"])
 eq(s["changes"], {"md0": {"stripe_cache_size": {"old": 512, "new": 4096}}}, "changes")'
+  ss tuned "$base/drift-query.json" mdtune.query
+  check "[$label] salt-ssh mdtune.query after the drift: not compliant in that one setting" \
+    "$base/drift-query.json" tuned '
+eq(r.get("compliant"), False, "compliant: %r" % (r,))
+off = sorted((x["name"], k) for x in r["arrays"] for k, v in x["settings"].items() if not v["compliant"])
+off += sorted(("system", k) for k, v in r["system"].items() if isinstance(v, dict) and v.get("compliant") is False)
+eq(off, [("md0", "stripe_cache_size")], "settings not compliant")'
   check_unchanged "[$label] salt-ssh compliance test run: nothing written" "$r1" "$base/r1.drifted"
 
   snapshot "$r2" >"$base/r2.pristine"

@@ -18,9 +18,11 @@ their stripe cache. ``from_pillar=False`` starts from mdtune's defaults instead.
 
 salt-ssh. An execution function called with ``salt-ssh`` runs on the target as
 ``salt-call --local``, where the master's pillar is not compiled: there the
-pillar is empty and :py:func:`query` compares with mdtune's defaults. The
-formula (``salt-ssh HOST state.apply mdtune``) carries the pillar to the target;
-its ``test=True`` run is the pillar compliance check over salt-ssh.
+pillar is empty. The salt-ssh wrapper (``_wrapper/mdtune.py``, run on the
+master with the target's pillar) translates the pillar with :py:func:`desired`
+and passes the result to these functions as arguments with ``from_pillar=False``.
+The formula (``salt-ssh HOST state.apply mdtune``) carries the pillar to the
+target by itself.
 
 The host. ``root`` and ``binary`` default to the config/pillar keys
 ``mdtune:root`` and ``mdtune:binary`` (``config.get``: minion config, grains,
