@@ -5,7 +5,7 @@
 //! every number `auto` decides.
 
 use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
-use crate::common::{run, run_unprivileged, scratch, Run};
+use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch, Run};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -301,20 +301,7 @@ fn a_rollback_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accept
     r.set_md("md0", "stripe_cache_size", "256");
     r.set_md("md0", "preread_bypass_threshold", "1000");
     // md1's group_thread_cnt is root's and read only: its write, after md0's, gets EACCES.
-    let ok = Command::new("chown")
-        .args(["-R", "-h", "65534:65534"])
-        .arg(&dir)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "chown failed: this test needs root");
-    let refused = r.md_attr("md1", "group_thread_cnt");
-    std::os::unix::fs::chown(&refused, Some(0), Some(0)).unwrap();
-    fs::set_permissions(
-        &refused,
-        std::os::unix::fs::PermissionsExt::from_mode(0o444),
-    )
-    .unwrap();
+    give_to_nobody_except(&dir, &r.md_attr("md1", "group_thread_cnt"));
     let input = json!({"root": dir, "thread_policy": "off", "arrays": [
         {"name": "md0", "stripe_cache_size": 4096, "preread_bypass_threshold": 3000},
         {"name": "md1", "group_thread_cnt": 2}]});

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -276,6 +276,36 @@ pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHan
     })
 }
 
+/// Runs the binary on `input` while [`feed`] plays `steps` on the FIFO at `fifo` as the kernel;
+/// returns the run's output and what it wrote to the FIFO. A run that disagrees with `steps` on
+/// the order of reads and writes blocks on the FIFO: it is killed after 30 s and the test fails.
+pub(crate) fn run_fed(input: &Value, fifo: PathBuf, steps: Vec<Step>) -> (Output, Vec<String>) {
+    let mut child = Command::new(bin())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let feeder = feed(fifo, child.id(), steps);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("mdtune and the FIFO did not agree on the order of reads and writes");
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out, feeder.join().unwrap())
+}
+
 #[test]
 fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
     let dir = scratch("not-kept");
@@ -293,16 +323,9 @@ fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
     let fifo = fs::canonicalize(&attr).unwrap();
     let input = json!({"root": dir, "arrays": [{"name": "md0", "group_thread_cnt": 4,
         "stripe_cache_size": 4096}]});
-    let mut child = Command::new(bin())
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let feeder = feed(
+    let (out, written) = run_fed(
+        &input,
         fifo,
-        child.id(),
         vec![
             Step::Serve("256\n"),  // inventory, planned before the lock
             Step::Serve("256\n"),  // inventory, read again under the lock
@@ -313,23 +336,7 @@ fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
             Step::Serve("256\n"),  // rollback: read-back
         ],
     );
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("mdtune and the FIFO did not agree on the order of reads and writes");
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let written = feeder.join().unwrap();
     assert_eq!(written, ["4096\n", "256\n"], "the write, then the original");
     let json: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stdout}");

@@ -7,14 +7,12 @@ use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{
     assert_same_values, bin, kernel_snapshot, run, run_args, run_unprivileged, scratch, Run,
 };
-use crate::faults::{feed, Step};
+use crate::faults::{run_fed, Step};
 use serde_json::{json, Value};
 use std::fs;
-use std::io::Write as _;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 const RULE: &str = "etc/udev/rules.d/90-mdtune.rules";
 const STATE: &str = "etc/mdtune/mdtune.json";
@@ -112,31 +110,8 @@ fn run_with_fifo(dir: &Path, r: &FakeRoot, input: Value, steps: Vec<Step>) -> (V
     assert!(ok, "mkfifo failed (apt-get install coreutils)");
     fs::write(dir.join("run/mdtune.lock"), "").unwrap();
     let fifo = fs::canonicalize(&attr).unwrap();
-    let mut child = Command::new(bin())
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let feeder = feed(fifo, child.id(), steps);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("mdtune and the FIFO did not agree on the order of reads and writes");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = run_fed(&input, fifo, steps);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    feeder.join().unwrap();
     let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     (json, out.status.code().unwrap_or(-1), stdout)
 }

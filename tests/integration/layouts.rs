@@ -4,7 +4,7 @@
 //! and mdmon, values the kernel prints negative or not at all, and rollback order.
 
 use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
-use crate::common::{run, run_unprivileged, scratch};
+use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -441,20 +441,7 @@ fn a_failed_run_that_lowered_the_stripe_cache_and_threshold_restores_both_cache_
     r.set_md("md0", "preread_bypass_threshold", "512");
     // The run is unprivileged and owns the root, except md1's group_thread_cnt (root's, read
     // only): its write, after both of md0's, gets EACCES.
-    let ok = Command::new("chown")
-        .args(["-R", "-h", "65534:65534"])
-        .arg(&dir)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "chown failed: this test needs root");
-    let refused = r.md_attr("md1", "group_thread_cnt");
-    std::os::unix::fs::chown(&refused, Some(0), Some(0)).unwrap();
-    fs::set_permissions(
-        &refused,
-        std::os::unix::fs::PermissionsExt::from_mode(0o444),
-    )
-    .unwrap();
+    give_to_nobody_except(&dir, &r.md_attr("md1", "group_thread_cnt"));
     let input = json!({"root": dir, "thread_policy": "off", "arrays": [
         {"name": "md0", "stripe_cache_size": 256, "preread_bypass_threshold": 100},
         {"name": "md1", "group_thread_cnt": 2}]});

@@ -8,7 +8,9 @@
 //! before and after.
 
 use crate::common::fakeroot::{bench_host, demo_host, FakeRoot, MdSpec, Use};
-use crate::common::{bin, kernel_snapshot, run, run_args, scratch, snapshot, Run};
+use crate::common::{
+    bin, give_to_nobody_except, kernel_snapshot, run, run_args, scratch, snapshot, Run,
+};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -501,20 +503,7 @@ fn failing_host(dir: &Path) {
     r.md("md1", &MdSpec::level("raid5", 2), &refs(&d));
     r.set_md("md0", "stripe_cache_size", "1024");
     r.set_md("md0", "preread_bypass_threshold", "512");
-    let ok = Command::new("chown")
-        .args(["-R", "-h", "65534:65534"])
-        .arg(dir)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "chown failed: this test needs root");
-    let refused = r.md_attr("md1", "group_thread_cnt");
-    std::os::unix::fs::chown(&refused, Some(0), Some(0)).unwrap();
-    fs::set_permissions(
-        &refused,
-        std::os::unix::fs::PermissionsExt::from_mode(0o444),
-    )
-    .unwrap();
+    give_to_nobody_except(dir, &r.md_attr("md1", "group_thread_cnt"));
 }
 
 fn unprivileged(args: &[&str], input: &Value) -> Run {

@@ -104,6 +104,20 @@ pub fn run_unprivileged(input: &Value) -> Run {
     run_command(cmd, &input.to_string())
 }
 
+/// Hands the whole root `dir` to the unprivileged user of [`run_unprivileged`], except `refused`,
+/// which stays root's and read only: the run's write to it fails with EACCES.
+pub fn give_to_nobody_except(dir: &Path, refused: &Path) {
+    let ok = Command::new("chown")
+        .args(["-R", "-h", "65534:65534"])
+        .arg(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "chown failed: this test needs root");
+    std::os::unix::fs::chown(refused, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(refused, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+}
+
 /// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
 pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
     let mut child = cmd
