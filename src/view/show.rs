@@ -7,19 +7,9 @@
 //! `unreadable`), and `host` (the CPUs and nodes `auto`'s ceiling comes from).
 
 use super::cells::{level, shown, sync, Table};
+use crate::md::Attr;
 use serde_json::Value as Json;
 use std::fmt::Write as _;
-
-/// The tunables in the order a person reads them (and writes happen).
-const TUNABLES: [&str; 7] = [
-    "group_thread_cnt",
-    "stripe_cache_size",
-    "preread_bypass_threshold",
-    "skip_copy",
-    "sync_speed_min",
-    "sync_speed_max",
-    "sync_force_parallel",
-];
 
 /// The whole view.
 pub fn host(view: &Json) -> String {
@@ -184,8 +174,10 @@ fn queues(q: u64) -> String {
 /// Every tunable the array has: live value, what `auto` (the default input) would set, why.
 fn tunables(out: &mut String, a: &Json) {
     let values = &a["values"];
-    let present: Vec<&str> = TUNABLES
+    // In the order writes happen, which is the order a person reads them.
+    let present: Vec<&str> = Attr::ALL
         .into_iter()
+        .map(Attr::name)
         .filter(|t| !values[*t].is_null())
         .collect();
     if present.is_empty() {
