@@ -127,7 +127,7 @@ pub struct Write {
 }
 
 /// Every due write of a plan that is not held back, in order: arrays in plan order (each in
-/// attribute order, its stripe cache and threshold as [`in_kernel_order`] puts them), then the
+/// attribute order, its stripe cache and threshold as `in_kernel_order` puts them), then the
 /// system limits.
 pub fn writes(plan: &Plan) -> Vec<Write> {
     let md = plan.arrays.iter().flat_map(|a| {

@@ -1,5 +1,5 @@
-//! Parsing of what the kernel prints: `sysfs::parse_value` for each kind, `parse_progress` and
-//! `parse_cpu_list`, on arbitrary text ("50000 (local)", empty files, garbage, numbers beyond 64
+//! Parsing of what the kernel prints: `md::parse_value` for each kind, `parse_progress` and the
+//! CPU lists and masks (`CpuSet`), on arbitrary text ("50000 (local)", empty files, garbage, numbers beyond 64
 //! bits) and on text built from the kernel's own formats. Never panics; whatever parses has the
 //! attribute's kind; what mdtune writes reads back as the value it wrote (the read-back check in
 //! apply relies on that); surrounding whitespace never changes a value.
@@ -7,7 +7,7 @@
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use mdtune::md::{parse_cpu_list, parse_progress, parse_value, Kind, Value};
+use mdtune::md::{parse_progress, parse_value, CpuSet, Kind, Value};
 
 const KINDS: [Kind; 4] = [Kind::Int, Kind::CInt, Kind::Bool, Kind::SyncSpeed];
 
@@ -54,9 +54,20 @@ fn check(text: &str) {
             Some([done, total])
         );
     }
-    if let Some(n) = parse_cpu_list(text) {
-        let parts = text.trim().split(',').count() as u64;
-        assert!(n >= parts, "{text:?} counted {n} CPUs in {parts} parts");
+    if let Some(set) = CpuSet::from_list(text) {
+        assert_eq!(CpuSet::from_list(&format!(" {text}\n")), Some(set.clone()));
+        let parts = text.trim().split(',').filter(|p| !p.is_empty()).count() as u64;
+        assert!(
+            set.len() >= 1.min(parts),
+            "{text:?}: {} CPUs in {parts} parts",
+            set.len()
+        );
+        assert_eq!(set.and(&set), set);
+        assert!(set.minus(&set).is_empty());
+    }
+    if let Some(set) = CpuSet::from_mask(text) {
+        assert_eq!(CpuSet::from_mask(&format!(" {text}\n")), Some(set.clone()));
+        assert!(set.len() <= 1 << 16, "{text:?}");
     }
 }
 

@@ -228,7 +228,7 @@ fn md_name(name: &str) -> bool {
 }
 
 /// Reads the host under `root`. The files read are closed together, by the end of the read
-/// ([`crate::sys::Batch`]), in a few `close_range` calls instead of one `close` each.
+/// (`crate::sys::Batch`), in a few `close_range` calls instead of one `close` each.
 pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let _batch = crate::sys::Batch::open();
     read_host(root, scope)

@@ -104,6 +104,7 @@ mod tests {
     #[test]
     fn lists_and_masks_read_as_the_kernel_prints_them() {
         let list = |t| CpuSet::from_list(t).map(|s| s.len());
+        assert_eq!(list("0\n"), Some(1));
         assert_eq!(list("0-3,8-11\n"), Some(8));
         assert_eq!(list("\n"), Some(0));
         assert_eq!(list("(null)\n"), None);

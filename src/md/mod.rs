@@ -10,7 +10,7 @@ mod values;
 
 pub(crate) use attr::Family;
 pub use attr::{Attr, Kind, SpeedLimit};
-pub(crate) use cpus::CpuSet;
+pub use cpus::CpuSet;
 pub(crate) use uuid::{uuid_hex, uuid_like};
 pub(crate) use values::kernel_text;
-pub use values::{parse_cpu_list, parse_progress, parse_value, Value};
+pub use values::{parse_progress, parse_value, Value};

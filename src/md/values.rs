@@ -1,7 +1,7 @@
 //! The values the kernel prints and accepts for the attributes of [`super::attr`]: parsing what
-//! `md/` and `/proc/sys/dev/raid` print (`"200000 (system)"`, negative C ints, `N / M` progress,
-//! CPU lists) and formatting what is written back. Pure: no I/O here; `crate::sys` reads and
-//! writes.
+//! `md/` and `/proc/sys/dev/raid` print (`"200000 (system)"`, negative C ints, `N / M` progress)
+//! and formatting what is written back; CPU lists and masks are [`super::cpus`]'s. Pure: no I/O
+//! here; `crate::sys` reads and writes.
 
 use super::attr::Kind;
 use super::kernel;
@@ -115,22 +115,6 @@ pub fn parse_progress(text: &str) -> Option<[u64; 2]> {
     Some([done.trim().parse().ok()?, total.trim().parse().ok()?])
 }
 
-/// Counts the CPUs in a kernel CPU list such as `0-3,8-11` (`/sys/devices/system/cpu/online`).
-pub fn parse_cpu_list(text: &str) -> Option<u64> {
-    let mut count = 0u64;
-    for part in text.trim().split(',') {
-        let (lo, hi) = match part.split_once('-') {
-            Some((lo, hi)) => (lo.parse::<u64>().ok()?, hi.parse::<u64>().ok()?),
-            None => {
-                let n = part.parse::<u64>().ok()?;
-                (n, n)
-            }
-        };
-        count = count.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
-    }
-    Some(count)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,10 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn cpu_lists_count_every_range() {
-        assert_eq!(parse_cpu_list("0\n"), Some(1));
-        assert_eq!(parse_cpu_list("0-3,8-11\n"), Some(8));
-        assert_eq!(parse_cpu_list("3-1"), None);
+    fn sync_progress_reads_as_the_kernel_prints_it() {
         assert_eq!(
             parse_progress("1048576 / 4194304\n"),
             Some([1048576, 4194304])
