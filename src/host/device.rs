@@ -1,13 +1,15 @@
 //! How the rules of [`super::topology`] reach a block device's directory and read in it, confined
 //! to `sys/` and cheaply.
 //!
-//! A [`Device`] is a path from `sys/` through the kernel's links
-//! (`block/md0/md/dev-nvme0n1/block`), never opened itself: each file or directory under it is
-//! opened with one `openat2(RESOLVE_BENEATH)` from `sys/`, and the kernel refuses any walk that
-//! would leave `sys/` (a `..` too many, an absolute link; a walk that races with a rename
-//! elsewhere is made again, in `crate::sys`). Following a member thus costs no system
-//! call of its own: reading its `mq/` is one open, as for a program that trusts every link. Only a
-//! partition's disk is opened, to learn its name from the kernel (`/proc/self/fd`).
+//! A [`Device`] is an open directory. With `openat2` (Linux 5.6 and later) it is opened in one
+//! `openat2(RESOLVE_BENEATH)` from `sys/` through the kernel's links
+//! (`block/md0/md/dev-nvme0n1/block`), and the kernel refuses any walk that would leave `sys/` (a
+//! `..` too many, an absolute link; a walk that races with a rename elsewhere is made again, in
+//! `crate::sys`). Everything read under it (`partition`, `slaves/`, `mq/`, `queue/rotational`)
+//! is then opened relative to that descriptor, one or two components that are never links:
+//! following a member costs one long walk, not one per file. Only a partition's disk is opened
+//! by `..`, to learn its name from the kernel (`/proc/self/fd`). An array itself is a path from
+//! `sys/`, never opened: its `md/` is what is read.
 //!
 //! Kernels without `openat2` (before 5.6) take the older way: every device directory is opened
 //! through its link and its real path checked against `sys/` ([`Dir::follow`]), three system
@@ -27,10 +29,20 @@ pub(crate) struct Device {
 }
 
 enum At {
-    /// The path from `sys/` through links, never opened.
+    /// The path from `sys/` through links, never opened (an array).
     Path(String),
-    /// The directory, open, its real path checked to be inside `sys/` (no `openat2`).
+    /// The directory, open beneath `sys/`; its path is the one it was opened by from `sys/`
+    /// (through links, with `openat2`) or its real path, checked to be inside `sys/` (without).
     Open(Dir),
+}
+
+/// A device's directory is only read: it is closed with the other files of the run's batch.
+impl Drop for Device {
+    fn drop(&mut self) {
+        if let At::Open(dir) = std::mem::replace(&mut self.at, At::Path(String::new())) {
+            dir.close_later();
+        }
+    }
 }
 
 /// `sys/`, from which every device is reached.
@@ -60,21 +72,39 @@ impl<'a> Devices<'a> {
         }
     }
 
-    /// The device `name` of `sys/block` (an NVMe path device).
+    /// The device `name` of `sys/block` (an NVMe path device), open.
     pub(crate) fn block_entry(&self, name: &str) -> io::Result<Device> {
         if crate::sys::have_openat2() {
-            return Ok(self.at(name, format!("block/{name}")));
+            let top = self.at(name, String::from("block"));
+            return self.below(&top, name, name);
         }
         self.block.follow(name, self.sys.path()).map(open)
     }
 
     /// The device that the link `link` under `dev` (`md/dev-sda/block`, `slaves/dm-0`) leads to,
-    /// named `name`.
+    /// named `name`, open: with `openat2`, one walk from `sys/` through the links, which the
+    /// kernel keeps inside `sys/`; without it, [`Dir::follow`] from `dev`'s open directory.
     pub(crate) fn below(&self, dev: &Device, link: &str, name: &str) -> io::Result<Device> {
-        match &dev.at {
-            At::Path(p) if crate::sys::have_openat2() => {
-                Ok(self.at(name, [p.as_str(), "/", link].concat()))
+        if crate::sys::have_openat2() {
+            if let Some(from_sys) = self.path_in_sys(dev) {
+                return match self.sys.dir_under(&[from_sys, link]) {
+                    Ok(Some(dir)) => Ok(Device {
+                        name: name.to_string(),
+                        at: At::Open(dir),
+                    }),
+                    Ok(None) => Err(io::Error::from(io::ErrorKind::NotFound)),
+                    // openat2 vanished (a seccomp filter, say): the older way below.
+                    Err(e) if e.kind() == io::ErrorKind::Unsupported => self.follow(dev, link),
+                    Err(e) => Err(e),
+                };
             }
+        }
+        self.follow(dev, link)
+    }
+
+    /// [`Devices::below`] without `openat2`: the link is opened and where it leads checked.
+    fn follow(&self, dev: &Device, link: &str) -> io::Result<Device> {
+        match &dev.at {
             At::Path(p) => self
                 .sys
                 .follow(&format!("{p}/{link}"), self.sys.path())
@@ -83,22 +113,32 @@ impl<'a> Devices<'a> {
         }
     }
 
-    /// The disk of `dev` when it is a partition (it has a `partition` file): its parent
-    /// directory, opened to learn its name.
-    pub(crate) fn disk_of(&self, dev: &Device) -> io::Result<Option<Device>> {
+    /// `dev`'s path from `sys/` (through links, or real).
+    fn path_in_sys<'d>(&self, dev: &'d Device) -> Option<&'d str> {
         match &dev.at {
-            At::Path(p) => {
-                if !self.sys.exists_under(&[p, "partition"])? {
-                    return Ok(None);
-                }
+            At::Path(p) => Some(p),
+            At::Open(dir) => dir.path().strip_prefix(self.sys.path()).ok()?.to_str(),
+        }
+    }
+
+    /// The disk of `dev` when it is a partition (it has a `partition` file): its parent
+    /// directory, opened to learn its name from the kernel.
+    pub(crate) fn disk_of(&self, dev: &Device) -> io::Result<Option<Device>> {
+        let partition = match &dev.at {
+            At::Path(p) => self.sys.exists_under(&[p, "partition"])?,
+            At::Open(dir) => dir.has("partition"),
+        };
+        if !partition {
+            return Ok(None);
+        }
+        match (&dev.at, self.path_in_sys(dev)) {
+            // The path through links has no lexical parent: the kernel resolves `..`.
+            (_, Some(p)) if crate::sys::have_openat2() => {
                 let disk = self.sys.real_under(&[p, ".."], self.sys.path())?;
                 Ok(disk.map(open))
             }
-            At::Open(dir) => Ok(dir
-                .has("partition")
-                .then(|| dir.parent(self.sys.path()))
-                .flatten()
-                .map(open)),
+            (At::Open(dir), _) => Ok(dir.parent(self.sys.path()).map(open)),
+            (At::Path(_), _) => Ok(None),
         }
     }
 
@@ -115,12 +155,7 @@ impl<'a> Devices<'a> {
     pub(crate) fn list(&self, dev: &Device, sub: &str) -> io::Result<Vec<String>> {
         match &dev.at {
             At::Path(p) => self.sys.list_under(&[p, sub]),
-            At::Open(dir) => Ok(dir
-                .sub(sub)
-                .ok()
-                .flatten()
-                .and_then(|d| d.list().ok())
-                .unwrap_or_default()),
+            At::Open(dir) => Ok(dir.list_sub(sub)),
         }
     }
 

@@ -237,7 +237,7 @@ impl<'a> Topology<'a> {
             }
             Err(why) => m.problem = Some(why),
         }
-        m.device = Some(disk.name);
+        m.device = Some(disk.name.clone());
         m
     }
 

@@ -1,6 +1,7 @@
 //! The system calls std does not expose, each behind one safe function: `openat`, `openat2`,
-//! `readlinkat`, `getdents64`, `mkdirat`, `renameat` and `unlinkat`. They come from the C library (glibc or musl: no `libc` crate)
-//! through the `ffi` block below; this is the only `unsafe` code in the crate. `crate::dirfd`
+//! `readlinkat`, `getdents64`, `statx`, `close_range`, `mkdirat`, `renameat` and `unlinkat`. They
+//! come from the C library (glibc or musl: no `libc` crate) through the `ffi` block below. With
+//! the allocator (`super::arena`), this is the only `unsafe` code in the crate. `super::dir`
 //! builds directory handles on them.
 
 use std::cell::RefCell;
@@ -12,9 +13,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::consts::{
-    AT_FDCWD, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_NOFOLLOW,
-    RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, SYS_CLOSE_RANGE, SYS_GETDENTS64,
-    SYS_OPENAT2,
+    AT_FDCWD, AT_SYMLINK_NOFOLLOW, EAGAIN, ENAMETOOLONG, ENOSYS, EPERM, O_CLOEXEC, O_CREAT,
+    O_DIRECTORY, O_NOFOLLOW, RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS,
+    STATX_NLINK, STATX_TYPE, SYS_CLOSE_RANGE, SYS_GETDENTS64, SYS_OPENAT2, SYS_STATX, S_IFDIR,
+    S_IFMT,
 };
 
 /// The C library's calls that std does not expose, declared by hand (no `libc` crate).
@@ -288,94 +290,79 @@ pub(crate) fn getdents(dir: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>
     usize::try_from(n).map_err(|_| io::Error::last_os_error())
 }
 
-thread_local! {
-    /// Descriptors given up by [`close_later`] inside a [`Batch`], not yet closed.
-    static SPENT: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
-    /// Whether a [`Batch`] is open on this thread.
-    static BATCH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// Closes `run`, descriptors with consecutive numbers in ascending order, with one
+/// `close_range(first, last)`. When the kernel has no `close_range` (before 5.9) or refuses it,
+/// the descriptors are given back, still open, for the caller to close one by one.
+pub(crate) fn close_run(run: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
+    let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        return Ok(());
+    };
+    let (first, last) = (first.as_raw_fd(), last.as_raw_fd());
+    let consecutive = run
+        .iter()
+        .zip(first..)
+        .all(|(fd, number)| fd.as_raw_fd() == number);
+    if !consecutive {
+        return Err(run);
+    }
+    // SAFETY: `run` owns every descriptor from `first` to `last` (consecutive, checked above),
+    // so this closes only descriptors this call was given; they are then forgotten, not closed
+    // again.
+    let ret = unsafe {
+        ffi::syscall(
+            SYS_CLOSE_RANGE,
+            std::ffi::c_long::from(first),
+            std::ffi::c_long::from(last),
+            0 as std::ffi::c_long,
+        )
+    };
+    if ret != 0 {
+        return Err(run);
+    }
+    for fd in run {
+        let _closed = fd.into_raw_fd();
+    }
+    Ok(())
 }
 
-/// How many given-up descriptors wait at most before they are closed.
-const SPENT_MAX: usize = 64;
-
-static NO_CLOSE_RANGE: AtomicBool = AtomicBool::new(false);
-
-/// While it lives, the files and directories the floor reads to the end on this thread are
-/// closed together: when it drops (or once `SPENT_MAX` wait), with one `close_range` per run of
-/// consecutive descriptor numbers instead of one `close` each. A host read opens thousands of
-/// small files one after the other, so their numbers run on. Outside a batch each is closed at
-/// once: a write's read-back and everything after it see every earlier file closed.
-pub(crate) struct Batch(());
-
-impl Batch {
-    pub(crate) fn open() -> Batch {
-        BATCH.with(|b| b.set(true));
-        Batch(())
+/// What `statx(dir, name, AT_SYMLINK_NOFOLLOW)` says of `name` (one component, not followed):
+/// whether it is a directory, and its link count. `Ok(None)` when the kernel has no `statx`
+/// (before 4.11) or a seccomp filter refuses it, which is remembered.
+pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<(bool, u64)>> {
+    if NO_STATX.load(Ordering::Relaxed) {
+        return Ok(None);
     }
-}
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        BATCH.with(|b| b.set(false));
-        close_spent();
-    }
-}
-
-/// Gives up `fd`, a file or directory read to the end: closed now, or with the others of the
-/// open [`Batch`]. Only for descriptors nothing depends on being closed: no lock, nothing
-/// written.
-pub(crate) fn close_later(fd: OwnedFd) {
-    if !BATCH.with(std::cell::Cell::get) {
-        return drop(fd);
-    }
-    let full = SPENT.with(|spent| {
-        let mut spent = spent.borrow_mut();
-        spent.push(fd.into_raw_fd());
-        spent.len() >= SPENT_MAX
-    });
-    if full {
-        close_spent();
-    }
-}
-
-/// Closes every descriptor given up by [`close_later`]: one `close_range` per run of consecutive
-/// numbers, or one `close` each on a kernel without `close_range` (before 5.9) or where it is
-/// refused.
-fn close_spent() {
-    SPENT.with(|spent| {
-        let mut spent = spent.borrow_mut();
-        spent.sort_unstable();
-        let mut rest = &spent[..];
-        while let Some(&first) = rest.first() {
-            let run = rest
-                .iter()
-                .enumerate()
-                .take_while(|&(i, &fd)| i32::try_from(i).is_ok_and(|i| fd == first + i))
-                .count();
-            let last = rest[run - 1];
-            rest = &rest[run..];
-            if !NO_CLOSE_RANGE.load(Ordering::Relaxed) {
-                // SAFETY: every number in first..=last was given up to `SPENT` by `close_later`
-                // (a run of consecutive numbers, all of them in it), so this closes only
-                // descriptors nothing else owns.
-                let ret = unsafe {
-                    ffi::syscall(
-                        SYS_CLOSE_RANGE,
-                        std::ffi::c_long::from(first),
-                        std::ffi::c_long::from(last),
-                        0 as std::ffi::c_long,
-                    )
-                };
-                if ret == 0 {
-                    continue;
-                }
-                NO_CLOSE_RANGE.store(true, Ordering::Relaxed);
-            }
-            for fd in first..=last {
-                // SAFETY: as above; each is closed once, by its OwnedFd's drop.
-                drop(unsafe { OwnedFd::from_raw_fd(fd) });
-            }
+    // struct statx: 256 bytes, aligned to 8; stx_nlink is the u32 at 16, stx_mode the u16 at 28.
+    #[repr(C, align(8))]
+    struct Statx([u8; 256]);
+    let mut buf = Statx([0; 256]);
+    // SAFETY: `name` is NUL-terminated and outlives the call; `buf` is a writable, aligned
+    // struct statx of the kernel's size; the descriptor is borrowed for the call.
+    let ret = with_c_path(&[name], |name| unsafe {
+        ffi::syscall(
+            SYS_STATX,
+            std::ffi::c_long::from(dir.as_raw_fd()),
+            name,
+            std::ffi::c_long::from(AT_SYMLINK_NOFOLLOW),
+            std::ffi::c_long::from(STATX_TYPE | STATX_NLINK),
+            buf.0.as_mut_ptr(),
+        )
+    })?;
+    if ret != 0 {
+        let e = io::Error::last_os_error();
+        if matches!(e.raw_os_error(), Some(ENOSYS | EPERM)) {
+            NO_STATX.store(true, Ordering::Relaxed);
+            return Ok(None);
         }
-        spent.clear();
-    });
+        return Err(e);
+    }
+    let b = &buf.0;
+    let nlink = u32::from_ne_bytes([b[16], b[17], b[18], b[19]]);
+    let mode = u16::from_ne_bytes([b[28], b[29]]);
+    Ok(Some((
+        u32::from(mode) & S_IFMT == S_IFDIR,
+        u64::from(nlink),
+    )))
 }
+
+static NO_STATX: AtomicBool = AtomicBool::new(false);

@@ -57,6 +57,28 @@ pub(crate) const SYS_GETDENTS64: std::ffi::c_long = 202;
 #[cfg(target_arch = "s390x")]
 pub(crate) const SYS_GETDENTS64: std::ffi::c_long = 220;
 
+/// `statx(2)`'s number (Linux 4.11+).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const SYS_STATX: std::ffi::c_long = 332;
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+pub(crate) const SYS_STATX: std::ffi::c_long = 291;
+#[cfg(target_arch = "powerpc64")]
+pub(crate) const SYS_STATX: std::ffi::c_long = 383;
+#[cfg(target_arch = "s390x")]
+pub(crate) const SYS_STATX: std::ffi::c_long = 379;
+/// `statx`'s flag: a link as the last component is described, not followed.
+pub(crate) const AT_SYMLINK_NOFOLLOW: i32 = 0x100;
+/// `statx`'s mask: the file type (in `stx_mode`) and `stx_nlink`.
+pub(crate) const STATX_TYPE: u32 = 0x1;
+pub(crate) const STATX_NLINK: u32 = 0x4;
+/// `st_mode`'s file-type bits, and a directory's.
+pub(crate) const S_IFMT: u32 = 0o170000;
+pub(crate) const S_IFDIR: u32 = 0o040000;
+
 /// `openat2(2)`'s number (Linux 5.6+), the same on every architecture since 5.1's unified table.
 pub(crate) const SYS_OPENAT2: std::ffi::c_long = 437;
 /// `close_range(2)`'s number (Linux 5.9+), the same on every architecture (unified table).

@@ -3,15 +3,17 @@
 //! A [`Dir`] is an open directory whose real path is known to lie inside a confining directory
 //! (the root's `sys/`, or the root). Everything in it is reached relative to its descriptor:
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
-//! with one `read` into one reused page; subdirectories are opened the same way; directories are
-//! listed with `getdents64` into one reused buffer. Paths through links below a directory
-//! (`block/md0/md/dev-nvme0n1/block/mq` from `sys/`, for `crate::host`'s device walks) are opened in one
-//! `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it. Without `openat2` (kernels before
-//! 5.6), a link that must be followed is opened once and its real path, as the kernel reports
-//! it in `/proc/self/fd`, checked against the confining directory ([`Dir::follow`]).
+//! with one `read` into one reused page; subdirectories are opened the same way, or only looked
+//! at with one `statx` when their link count or their being there is all that is asked;
+//! directories are listed with `getdents64` into one reused buffer. Paths through links below a
+//! directory (a member's disk, `block/md0/md/dev-nvme0n1/block` from `sys/`, for `crate::host`'s
+//! device walks) are opened in one `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it.
+//! Without `openat2` (kernels before 5.6), a link that must be followed is opened once and its
+//! real path, as the kernel reports it in `/proc/self/fd`, checked against the confining
+//! directory ([`Dir::follow`]).
 //!
 //! The system calls std lacks come from [`super::calls`]; reading and closing go through std
-//! ([`File`], [`OwnedFd`]).
+//! ([`File`], [`OwnedFd`]) and the run's batch of closes (`super::batch`).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -19,7 +21,8 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use super::calls::{close_later, getdents, open_at, open_no_symlinks, open_under, read_link_at};
+use super::batch::close_later;
+use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at, stat_at};
 use super::consts::{
     absent, leads_out_error, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH,
 };
@@ -201,11 +204,16 @@ impl Dir {
         }
     }
 
-    /// Whether `name` exists here and is not a link (a partition's `partition` file).
+    /// Whether `name` exists here (a partition's `partition` file): one `statx`, nothing
+    /// opened, and a link of that name is not followed (`O_PATH | O_NOFOLLOW` without `statx`).
     pub(crate) fn has(&self, name: &str) -> bool {
-        open_at(Some(self.fd.as_fd()), name, O_NOFOLLOW)
-            .map(close_later)
-            .is_ok()
+        match stat_at(self.fd.as_fd(), name) {
+            Ok(Some(_)) => true,
+            Ok(None) => open_at(Some(self.fd.as_fd()), name, O_PATH | O_NOFOLLOW)
+                .map(close_later)
+                .is_ok(),
+            Err(_) => false,
+        }
     }
 
     /// The text of link `name`, not followed (udev's `dev/md/NAME -> ../md0`).
@@ -231,9 +239,33 @@ impl Dir {
         Ok(names)
     }
 
+    /// The entry names of subdirectory `name` (not a link), sorted; empty when it is absent.
+    pub(crate) fn list_sub(&self, name: &str) -> Vec<String> {
+        match self.sub(name) {
+            Ok(Some(d)) => {
+                let names = names_in(&d.fd).unwrap_or_default();
+                d.close_later();
+                names
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Gives the directory up: closed now, or with the other files of the open `Batch`.
+    pub(crate) fn close_later(self) {
+        close_later(self.fd);
+    }
+
     /// How many entries subdirectory `name` (not a link) has, and how many of them `pick`
-    /// accepts (see [`count_in`]): (0, 0) when it is absent.
+    /// accepts (see [`count_in`]): (0, 0) when it is absent. A directory whose link count tells
+    /// is counted from one `statx`, without being opened.
     pub(crate) fn count_sub(&self, name: &str, pick: fn(&str) -> bool) -> (u64, u64) {
+        match stat_at(self.fd.as_fd(), name) {
+            Ok(Some((true, links))) if links > 2 => return (links - 2, links - 2),
+            // A file, a link (not followed) or nothing of that name.
+            Ok(Some((false, _))) | Err(_) => return (0, 0),
+            Ok(Some((true, _))) | Ok(None) => {}
+        }
         match self.sub(name) {
             Ok(Some(d)) => count_in(d.fd, pick).unwrap_or_default(),
             _ => (0, 0),
@@ -327,7 +359,8 @@ impl Dir {
 /// link count tells how many subdirectories it has, that is both numbers and nothing is listed:
 /// sysfs (kernfs) gives a directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs
 /// and ext4 do, and the kernel's `mq/` holds only its numbered queue directories, so counting a
-/// disk's queues costs one `fstat` instead of a listing. A count of 2 or less (no subdirectory,
+/// disk's queues costs one `fstat` (or, from its parent, one `statx`: [`Dir::count_sub`]) instead
+/// of a listing. A count of 2 or less (no subdirectory,
 /// or a file system that does not count them: btrfs gives 1) lists the directory instead,
 /// allocating nothing.
 fn count_in(fd: OwnedFd, pick: fn(&str) -> bool) -> io::Result<(u64, u64)> {
@@ -412,7 +445,7 @@ mod tests {
         }
         let d = Dir::open(&dir).unwrap();
         let held_before = File::open(dir.join("a")).unwrap();
-        let batch = super::super::calls::Batch::open();
+        let batch = super::super::batch::Batch::open();
         assert_eq!(d.read("a").unwrap().as_deref(), Some("1\n"));
         // A descriptor opened between two files of the batch splits their numbers: it must
         // survive the batch's close_range.

@@ -6,6 +6,7 @@
 //! nothing about md: what to read or write is the business of the steps above.
 
 mod atomic;
+mod batch;
 mod beneath;
 mod calls;
 mod consts;
@@ -13,7 +14,8 @@ mod dir;
 mod root;
 
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
-pub(crate) use calls::{have_openat2, Batch};
+pub(crate) use batch::Batch;
+pub(crate) use calls::have_openat2;
 pub(crate) use consts::{leads_out, EBUSY, ENODEV};
 pub(crate) use dir::{trimmed, Dir};
 pub use root::Root;

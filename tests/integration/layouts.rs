@@ -490,18 +490,20 @@ fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
     assert_eq!(fs::read_dir(dir.join("run/mdtune")).unwrap().count(), 0);
 }
 
-/// Runs `mdtune -` with `input` under strace, tracing `openat2`; with `inject` every one fails
-/// with ENOSYS, as on a kernel before 5.6. Returns the report and how many `openat2` calls
-/// strace saw.
-fn traced(root: &Path, mut input: Value, inject: bool) -> (crate::common::Run, usize) {
+/// Runs `mdtune -` with `input` under strace, tracing `openat2` and the calls in `missing`, each
+/// of which fails with ENOSYS, as on an older kernel (`openat2` before 5.6, `close_range` before
+/// 5.9, `statx` before 4.11). Returns the report and how many calls of the first in `missing`
+/// (or `openat2`) strace saw.
+fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Run, usize) {
     input["root"] = Value::String(root.display().to_string());
-    let log = root.join(format!("openat2-{inject}.strace"));
+    let log = root.join(format!("traced-{}.strace", missing.join("-")));
+    let counted = missing.first().copied().unwrap_or("openat2");
     let mut cmd = Command::new("strace");
     cmd.args(["-f", "-qq", "-o"])
         .arg(&log)
-        .args(["-e", "trace=openat2"]);
-    if inject {
-        cmd.args(["-e", "inject=openat2:error=ENOSYS"]);
+        .args(["-e", &format!("trace=openat2,{}", missing.join(","))]);
+    if !missing.is_empty() {
+        cmd.args(["-e", &format!("inject={}:error=ENOSYS", missing.join(","))]);
     }
     cmd.args([crate::common::bin(), "-"]);
     if let Err(e) = Command::new("strace").arg("-V").output() {
@@ -511,7 +513,7 @@ fn traced(root: &Path, mut input: Value, inject: bool) -> (crate::common::Run, u
     let calls = fs::read_to_string(&log)
         .expect("strace wrote no log")
         .lines()
-        .filter(|l| l.contains("openat2("))
+        .filter(|l| l.contains(&format!("{counted}(")))
         .count();
     fs::remove_file(&log).unwrap();
     (out, calls)
@@ -556,22 +558,38 @@ fn every_layout_host(dir: &Path) {
 }
 
 #[test]
-fn every_layout_reads_the_same_with_and_without_openat2() {
+fn every_layout_reads_the_same_without_openat2_statx_or_close_range() {
     // Kernels before 5.6 have no openat2: each device directory is then opened through its link
     // and its real path checked, instead of one confined openat2 per file. Same host, same
     // answer, every member and path included.
     let dir = scratch("no-openat2");
     every_layout_host(&dir);
     for input in [json!({"state": "query"}), json!({"check_mode": true})] {
-        let (with, calls) = traced(&dir, input.clone(), false);
-        let (without, injected) = traced(&dir, input.clone(), true);
+        let (with, calls) = traced(&dir, input.clone(), &[]);
         assert_eq!(with.code, 0, "{}", with.stdout);
         assert!(
             calls > 0,
             "{input}: the run without injection made no openat2 call"
         );
-        assert!(injected > 0, "{input}: strace injected no openat2 failure");
-        assert_eq!(with.json, without.json, "{input}: the two ways disagree");
+        // statx counts mq/ and finds partition files without opening them; close_range closes
+        // the batch. Without each, and without all three (a 4.x kernel), the same answer.
+        for missing in [
+            &["openat2"][..],
+            &["statx"],
+            &["close_range"],
+            &["openat2", "statx", "close_range"],
+        ] {
+            let (without, injected) = traced(&dir, input.clone(), missing);
+            assert!(
+                injected > 0,
+                "{input}: strace injected no {} failure",
+                missing[0]
+            );
+            assert_eq!(
+                with.json, without.json,
+                "{input}: the run without {missing:?} disagrees"
+            );
+        }
         assert_eq!(
             with.array("md0")["members"][0]["paths"][0]["name"],
             "nvme0n1"
@@ -598,8 +616,8 @@ fn every_layout_writes_the_same_with_and_without_openat2() {
     let (a, b) = (scratch("writes-openat2"), scratch("writes-walk"));
     every_layout_host(&a);
     every_layout_host(&b);
-    let (with, calls) = traced(&a, input.clone(), false);
-    let (without, injected) = traced(&b, input, true);
+    let (with, calls) = traced(&a, input.clone(), &[]);
+    let (without, injected) = traced(&b, input, &["openat2"]);
     assert_eq!(with.code, 0, "{}", with.stdout);
     assert!(
         calls > 0 && injected > 0,
