@@ -32,6 +32,10 @@ echo '{\"check_mode\": true}' | mdtune --text -
 Input keys, output keys and examples: man mdtune, or docs/reference.md in the source.
 ";
 
+/// Small blocks from size classes, never handed back to the C library (`mdtune::sys::Arena`).
+#[global_allocator]
+static ALLOCATOR: mdtune::sys::Arena = mdtune::sys::Arena::new();
+
 /// How the run's one JSON object is printed: as it is, or with `--text` as text for a person.
 static AS_TEXT: AtomicBool = AtomicBool::new(false);
 

@@ -5,6 +5,7 @@
 //! cannot be walked out of (`Dir`), a file written atomically inside the root. It decides
 //! nothing about md: what to read or write is the business of the steps above.
 
+mod arena;
 mod atomic;
 mod batch;
 mod beneath;
@@ -13,6 +14,7 @@ mod consts;
 mod dir;
 mod root;
 
+pub use arena::Arena;
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use batch::Batch;
 pub(crate) use calls::have_openat2;
