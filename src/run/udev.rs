@@ -111,7 +111,8 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
 
 /// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
 /// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
-/// confined to the root: `dev/` is opened beneath it, `dev/log` must be a socket in it, and
+/// confined to the root: `dev/` is opened beneath it, `dev/log` must be a socket in it (pinned:
+/// the socket checked is the one sent to), and
 /// `dev/kmsg` is opened without blocking or following a link, never created, and written only
 /// when it is a character device: udev kills a worker that hangs (docs/reference.md §6).
 pub(crate) mod syslog {
@@ -132,16 +133,14 @@ pub(crate) mod syslog {
         let Ok(Some(dev)) = root.dir_beneath(&root.base().join("dev")) else {
             return;
         };
-        // Through the open directory, so `dev/` cannot have become a link meanwhile.
-        let sock = dev.through_fd("log");
-        {
-            let is_socket = sock
-                .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_socket());
+        // Pinned in the open directory: the socket checked is the socket sent to, even if
+        // another is renamed onto `dev/log` in between.
+        if let Ok((sock, path)) = dev.pin("log") {
+            let is_socket = sock.metadata().is_ok_and(|m| m.file_type().is_socket());
             let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
             if is_socket
                 && UnixDatagram::unbound()
-                    .and_then(|s| s.send_to(line.as_bytes(), &sock))
+                    .and_then(|s| s.send_to(line.as_bytes(), &path))
                     .is_ok()
             {
                 return;

@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use super::calls::{mkdir_at, open_at_mode, openat2_beneath, read_link_at, rename_at, unlink_at};
 use super::consts::{
     EEXIST, ELOOP, ENOTDIR, EXDEV, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK,
-    O_WRONLY,
+    O_PATH, O_WRONLY,
 };
 use super::dir::Dir;
 
@@ -125,11 +125,15 @@ impl Dir {
         open_at_mode(Some(self.fd()), name, flags, 0).map(File::from)
     }
 
-    /// The path of `name` in this directory through this process's descriptor of it
-    /// (`/proc/self/fd/N/name`), for calls that take only a path (a socket's address).
-    pub(crate) fn through_fd(&self, name: &str) -> std::path::PathBuf {
+    /// `name` in this directory, pinned: opened `O_PATH | O_NOFOLLOW` (nothing of it is read, a
+    /// link is not followed), and the path of that descriptor (`/proc/self/fd/N`), for calls
+    /// that take only a path (a socket's address). While the file lives, the path names the
+    /// file that was opened, whatever is renamed onto `name` meanwhile.
+    pub(crate) fn pin(&self, name: &str) -> io::Result<(File, std::path::PathBuf)> {
         use std::os::fd::AsRawFd;
-        format!("/proc/self/fd/{}/{name}", self.fd().as_raw_fd()).into()
+        let file = File::from(open_at_mode(Some(self.fd()), name, O_PATH | O_NOFOLLOW, 0)?);
+        let path = format!("/proc/self/fd/{}", file.as_raw_fd()).into();
+        Ok((file, path))
     }
 
     /// Renames `from` to `to`, both in this directory (a link at `to` is replaced).

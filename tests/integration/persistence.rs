@@ -775,3 +775,73 @@ fn compliant_covers_the_persisted_files_and_msg_agrees_in_every_state() {
     );
     assert_eq!(q.json["changed"], false);
 }
+
+/// `sendto`'s number: x86_64 has its own table, arm64, riscv64 and loongarch64 the generic one.
+#[cfg(target_arch = "x86_64")]
+const SYS_SENDTO: &str = "44";
+#[cfg(not(target_arch = "x86_64"))]
+const SYS_SENDTO: &str = "206";
+
+#[test]
+fn the_log_line_goes_to_the_socket_checked_even_when_another_is_renamed_onto_dev_log() {
+    // `dev/log` is checked to be a socket, then sent to. A socket renamed onto `dev/log` in
+    // between must not get the line: the run pins the socket it checked. The race is made
+    // certain: strace holds the `sendto` at its entry while the test renames a decoy onto it.
+    if let Err(e) = Command::new("strace").arg("-V").output() {
+        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
+    }
+    let dir = scratch("udevlograce");
+    let r = demo_host(&dir);
+    assert_eq!(
+        run(&dir, json!({"persist": true, "thread_policy": "auto"})).code,
+        0
+    );
+    reboot(&r);
+    let log = syslog(&dir);
+    let decoy_path = dir.join("decoy.sock");
+    let decoy = UnixDatagram::bind(&decoy_path).unwrap();
+    decoy
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut child = Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=sendto"])
+        .args(["-e", "inject=sendto:delay_enter=1000000"])
+        .arg(bin())
+        .args(["--udev", "md0", "--root", dir.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut swapped = false;
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the traced run did not end"
+        );
+        let held = fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+            parent == Some(child.id().to_string().as_str())
+                && fs::read_to_string(e.path().join("syscall"))
+                    .is_ok_and(|s| s.split_whitespace().next() == Some(SYS_SENDTO))
+        });
+        if held && !swapped {
+            fs::rename(&decoy_path, dir.join("dev/log")).unwrap();
+            swapped = true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(swapped, "the run never reached its sendto");
+    assert!(child.wait().unwrap().success());
+    let (checked, renamed) = (logged(&log), logged(&decoy));
+    assert_eq!(renamed, Vec::<String>::new(), "the decoy got the line");
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    assert!(
+        checked[0].contains("md0: group_thread_cnt 0 -> 8"),
+        "{}",
+        checked[0]
+    );
+}
