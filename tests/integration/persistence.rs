@@ -845,3 +845,47 @@ fn the_log_line_goes_to_the_socket_checked_even_when_another_is_renamed_onto_dev
         checked[0]
     );
 }
+
+#[test]
+fn a_persisted_file_that_fails_and_an_undo_that_fails_too_are_reported_as_left_changed() {
+    // persist writes the manifest first, then the state, the binary and the rule, each by a
+    // rename. strace fails every rename after the first (the state's) and every unlink, so the
+    // manifest, new on this host, cannot be removed again: the run must fail, say that the
+    // manifest still holds the new state, and count as changed.
+    if let Err(e) = Command::new("strace").arg("-V").output() {
+        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
+    }
+    let dir = scratch("halfwritten");
+    let r = demo_host(&dir);
+    let before = r.read_md("md0", "stripe_cache_size");
+    let mut input =
+        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+    input["root"] = json!(dir.display().to_string());
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null"])
+        .args(["-e", "inject=/^renameat:error=EIO:when=2+"])
+        .args(["-e", "inject=/^unlinkat:error=EROFS"])
+        .args([bin(), "-"]);
+    let out = crate::common::run_command(cmd, &input.to_string());
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.json["failed"], true);
+    assert_eq!(out.json["changed"], true, "{}", out.stdout);
+    let msg = out.json["msg"].as_str().unwrap();
+    assert!(msg.contains("cannot write"), "{msg}");
+    assert!(
+        msg.contains("mdtune.json"),
+        "the failed write is named: {msg}"
+    );
+    assert!(
+        msg.contains("NOT UNDONE") && msg.contains("installed.json still holds the new state"),
+        "{msg}"
+    );
+    let manifest = fs::read_to_string(dir.join("etc/mdtune/installed.json")).unwrap();
+    assert!(manifest.contains("mdtune.json"), "{manifest}");
+    assert!(!dir.join("etc/mdtune/mdtune.json").exists());
+    assert_eq!(
+        r.read_md("md0", "stripe_cache_size"),
+        before,
+        "no value is left written"
+    );
+}
