@@ -195,6 +195,38 @@ fn an_array_whose_values_cannot_be_read_is_not_compliant() {
     assert!(out.msg().starts_with("not compliant"), "{}", out.msg());
 }
 
+#[test]
+fn an_array_whose_read_fails_with_ebusy_is_not_compliant_and_the_others_are_read() {
+    // md0 is being stopped: the kernel's show functions fail with EBUSY once mddev_get fails.
+    // strace makes every read of md0's stripe_cache_size fail so.
+    if let Err(e) = Command::new("strace").arg("-V").output() {
+        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
+    }
+    let dir = scratch("ebusy-compliant");
+    let r = demo_host(&dir);
+    let attr = fs::canonicalize(dir.join("sys/block/md0/md/stripe_cache_size")).unwrap();
+    let input =
+        json!({"root": dir.display().to_string(), "state": "query", "thread_policy": "off"});
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=read"])
+        .args(["-e", "inject=read:error=EBUSY", "-P"])
+        .arg(&attr)
+        .args([crate::common::bin(), "-"]);
+    let out = crate::common::run_command(cmd, &input.to_string());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.array("md0")["compliant"], false, "{}", out.stdout);
+    assert_eq!(out.array("md2")["compliant"], true, "{}", out.stdout);
+    assert_eq!(out.json["compliant"], false, "{}", out.stdout);
+    assert!(out.msg().starts_with("not compliant"), "{}", out.msg());
+    let warnings = out.json["warnings"].to_string();
+    assert!(warnings.contains("md0"), "{warnings}");
+    assert_eq!(
+        r.read_md("md0", "stripe_cache_size"),
+        "256",
+        "nothing is written"
+    );
+}
+
 // --- 2. persistence never silently diverges ------------------------------------------------
 
 fn persisted_input() -> Value {
