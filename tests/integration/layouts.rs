@@ -692,3 +692,31 @@ fn renames_elsewhere_on_the_host_do_not_hide_arrays_or_members() {
         t.join().unwrap();
     }
 }
+
+#[test]
+fn the_committed_demo_host_reads_as_the_builder_makes_it() {
+    // examples/demo-host is `mkroot demo` as git keeps it (no empty directory: no empty
+    // holders/, slaves/ or scsi_disk/ entry). It must read as the builder's host does, so that
+    // a change to the builder is a change to the demo too.
+    let built = scratch("demo-built");
+    crate::common::fakeroot::demo_host(&built);
+    let committed = scratch("demo-committed");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo-host/.");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&demo)
+        .arg(&committed)
+        .status();
+    assert!(copied.unwrap().success());
+    let read = |root: &Path| {
+        let out = run(root, json!({"state": "query", "thread_policy": "auto"}));
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        out.stdout.replace(&root.display().to_string(), "ROOT")
+    };
+    assert_eq!(
+        read(&committed),
+        read(&built),
+        "examples/demo-host is out of date: regenerate it with \
+         cargo run --example mkroot -- demo DIR (see docs/testing.md)"
+    );
+}
