@@ -151,11 +151,36 @@ impl<'a> Devices<'a> {
         Ok(text.map(trimmed))
     }
 
-    /// The entry names of subdirectory `sub` of `dev`, sorted; empty when it is absent.
+    /// The entry names of subdirectory `sub` of `dev`, sorted; empty when it is absent. A path
+    /// through a link (`device/scsi_disk`: `device` is one) is resolved from `sys/` and must
+    /// stay inside it (an error of kind `LeadsOut` when it does not).
     pub(crate) fn list(&self, dev: &Device, sub: &str) -> io::Result<Vec<String>> {
         match &dev.at {
             At::Path(p) => self.sys.list_under(&[p, sub]),
-            At::Open(dir) => Ok(dir.list_sub(sub)),
+            At::Open(dir) if !sub.contains('/') => Ok(dir.list_sub(sub)),
+            At::Open(dir) => match self.path_in_sys(dev) {
+                Some(p) if crate::sys::have_openat2() => match self.sys.list_under(&[p, sub]) {
+                    Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                        self.list_followed(dir, sub)
+                    }
+                    listed => listed,
+                },
+                _ => self.list_followed(dir, sub),
+            },
+        }
+    }
+
+    /// [`Devices::list`] of a path through links without `openat2`: followed from `dir`, and
+    /// where it leads checked to be inside `sys/`.
+    fn list_followed(&self, dir: &Dir, sub: &str) -> io::Result<Vec<String>> {
+        match dir.follow(sub, self.sys.path()) {
+            Ok(d) => {
+                let names = d.list();
+                d.close_later();
+                names
+            }
+            Err(e) if crate::sys::leads_out(&e) => Err(e),
+            Err(_) => Ok(Vec::new()),
         }
     }
 

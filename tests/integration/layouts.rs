@@ -720,3 +720,38 @@ fn the_committed_demo_host_reads_as_the_builder_makes_it() {
          cargo run --example mkroot -- demo DIR (see docs/testing.md)"
     );
 }
+
+#[test]
+fn a_disks_device_link_out_of_the_root_is_not_followed_to_decide_that_it_is_scsi() {
+    // A rotational disk counts as one queue when it is SCSI: its `device` link leads to a SCSI
+    // device with `scsi_disk/`. Here the link leads out of the root, to a directory that has
+    // one: it must not be followed, with or without openat2; the member's queues are then
+    // unknown and the run says why.
+    let dir = scratch("scsi-link-out");
+    let mut r = FakeRoot::new(&dir, 64);
+    let hdd = r.hdd("sdz", 4);
+    let nvme = r.nvme(0, 8);
+    r.md("md0", &MdSpec::level("raid1", 1), &[&hdd, &nvme]);
+    let outside = scratch("scsi-link-out-elsewhere");
+    fs::create_dir_all(outside.join("scsi_disk/9:0:0:0")).unwrap();
+    let link = r.device_dir(&hdd).join("device");
+    fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    for missing in [&[][..], &["openat2"]] {
+        let (out, _) = traced(&dir, json!({"state": "query"}), missing);
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        let members = &out.array("md0")["members"];
+        let sdz = members
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "sdz")
+            .unwrap();
+        assert_eq!(sdz["hw_queues"], Value::Null, "without {missing:?}: {sdz}");
+        let problem = sdz["problem"].as_str().unwrap_or_default();
+        assert!(
+            problem.contains("does not resolve inside sys/"),
+            "without {missing:?}: {sdz}"
+        );
+    }
+}
