@@ -13,7 +13,7 @@
 # shipped x86_64 binary (minutes less; the binaries table then has one row).
 # Needs: Rust with the x86_64-unknown-linux-musl target, python3, strace, and the venv with
 # ansible-core and salt (${MDTUNE_VENV:-.venv}; .ci/setup-python.sh creates it). Takes about
-# six minutes on 2 CPUs; the fake roots go to /dev/shm when it has 4 GB free (about 1.7 GB used).
+# ten minutes on 2 CPUs; the fake roots go to /dev/shm when it has 4 GB free (about 1.7 GB used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${MDTUNE_VENV:-$PWD/.venv}
