@@ -274,6 +274,33 @@ off += sorted(("system", k) for k, v in r["system"].items() if isinstance(v, dic
 eq(off, [("md0", "stripe_cache_size")], "settings not compliant")'
   check_unchanged "[$label] salt-ssh compliance test run: nothing written" "$r1" "$base/r1.drifted"
 
+  # desired and revert over salt-ssh: the pillar's desired state as the master translates it,
+  # then the revert previewed (nothing written) and made (the values before the first apply).
+  ss tuned "$base/desired.json" mdtune.desired
+  check "[$label] salt-ssh mdtune.desired: the pillar's desired state, translated on the master" \
+    "$base/desired.json" tuned "
+eq(r.get('root'), '$r1', 'root')
+eq(r.get('binary'), '$bin', 'binary')
+assert r.get('arrays'), 'no arrays in %r' % (r,)"
+  ss tuned "$base/revert-test.json" mdtune.revert test=True
+  check "[$label] salt-ssh mdtune.revert test=True: previews the restore in the pillar's root" \
+    "$base/revert-test.json" tuned "
+eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
+eq(r.get('changed'), True, 'changed')
+eq(r.get('check_mode'), True, 'check_mode')"
+  check_unchanged "[$label] salt-ssh mdtune.revert test=True: the target's root is untouched" "$r1" "$base/r1.drifted"
+  ss tuned "$base/revert.json" mdtune.revert
+  check "[$label] salt-ssh mdtune.revert: the values saved before the first apply are back" \
+    "$base/revert.json" tuned "
+root = '$r1'
+eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
+eq(r.get('changed'), True, 'changed')
+eq(md(root, 'md0', 'stripe_cache_size'), '256', 'md0 stripe_cache_size')
+eq(md(root, 'md2', 'group_thread_cnt'), '0', 'md2 group_thread_cnt')
+eq(md(root, 'md2', 'skip_copy'), '0', 'md2 skip_copy')
+eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')
+assert not os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'the persisted state is left'"
+
   snapshot "$r2" >"$base/r2.pristine"
   ss bare "$base/bare.json" state.apply mdtune test=True
   check "[$label] salt-ssh state.apply mdtune test=True with an empty pillar: a valid SLS, mdtune's defaults (auto threads)" \
