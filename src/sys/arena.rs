@@ -9,9 +9,10 @@
 //! class (16, 32, ... 4096 bytes): it is popped from that class's free list, or cut from the
 //! current slab; freeing it pushes it back on the list, and a `realloc` within its class keeps
 //! it where it is. Slabs ([`SLAB`] bytes) and every larger block come from the C library's
-//! allocator ([`System`]) and slabs are never given back: memory in use stays within the
-//! largest amount live at once, rounded up to the classes. One spin lock guards the lists (the
-//! command has one thread; the lock makes it sound should it ever have more).
+//! allocator ([`System`]) and slabs are never given back: for each class, memory stays within
+//! the most blocks of it live at once (a freed block serves its own class only). One spin lock
+//! guards the lists (the command has one thread; the lock makes it sound should it ever have
+//! more).
 //!
 //! Only the `mdtune` binary installs it (`#[global_allocator]` in `src/main.rs`); the library,
 //! its tests and the fuzz targets use the system allocator.
