@@ -327,9 +327,10 @@ pub(crate) fn close_run(run: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
 
 /// What `statx(dir, name, AT_SYMLINK_NOFOLLOW)` says of `name` (one component, not followed):
 /// whether it is a directory, and its link count. `Ok(None)` when the kernel has no `statx`
-/// (before 4.11) or a seccomp filter refuses it, which is remembered.
+/// (before 4.11) or a seccomp filter refuses it, which is remembered, and for a path of several
+/// components (whose links `statx` would follow): the caller then opens it its own way.
 pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<(bool, u64)>> {
-    if NO_STATX.load(Ordering::Relaxed) {
+    if NO_STATX.load(Ordering::Relaxed) || name.contains('/') {
         return Ok(None);
     }
     // struct statx: 256 bytes, aligned to 8; stx_nlink is the u32 at 16, stx_mode the u16 at 28.
