@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Under every step: [`md`], the md vocabulary (attributes, values, the kernel facts table), and
-//! `sys`, the floor that alone owns descriptors, system calls and confinement to the root. The
+//! `sys`, the floor that alone owns descriptors, system calls, confinement to the root and the
+//! binary's allocator. The
 //! interface is docs/reference.md; code comments cite its sections as §N.
 //!
 //! The modules are public only as far as the fuzz crate and the integration tests need: each

@@ -2,8 +2,9 @@
 //! the rules that keep every read and write inside the root (docs/reference.md §4).
 //!
 //! Upper steps ask it for named things: the root's paths ([`Root`]), a directory handle that
-//! cannot be walked out of (`Dir`), a file written atomically inside the root. It decides
-//! nothing about md: what to read or write is the business of the steps above.
+//! cannot be walked out of (`Dir`), a file written atomically inside the root, a batch of closes.
+//! It decides nothing about md: what to read or write is the business of the steps above. It
+//! also holds the binary's allocator ([`Arena`]), which only `src/main.rs` installs.
 
 mod arena;
 mod atomic;
