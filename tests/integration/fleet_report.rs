@@ -199,9 +199,7 @@ fn an_array_whose_values_cannot_be_read_is_not_compliant() {
 fn an_array_whose_read_fails_with_ebusy_is_not_compliant_and_the_others_are_read() {
     // md0 is being stopped: the kernel's show functions fail with EBUSY once mddev_get fails.
     // strace makes every read of md0's stripe_cache_size fail so.
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
+    crate::common::require_strace();
     let dir = scratch("ebusy-compliant");
     let r = demo_host(&dir);
     let attr = fs::canonicalize(dir.join("sys/block/md0/md/stripe_cache_size")).unwrap();

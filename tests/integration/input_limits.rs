@@ -239,9 +239,7 @@ fn a_udev_run_logs_to_a_character_device_dev_kmsg() {
     // dev/kmsg as a character device (1,3: /dev/null's numbers), seen through strace: the
     // line must be written to it.
     require("mknod", "coreutils");
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
+    crate::common::require_strace();
     let (root, r) = persisted_root("kmsg-chr");
     let kmsg = root.join("dev/kmsg");
     let _ = fs::remove_file(&kmsg);

@@ -506,9 +506,7 @@ fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Ru
         cmd.args(["-e", &format!("inject={}:error=ENOSYS", missing.join(","))]);
     }
     cmd.args([crate::common::bin(), "-"]);
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
+    crate::common::require_strace();
     let out = crate::common::run_command(cmd, &input.to_string());
     let calls = fs::read_to_string(&log)
         .expect("strace wrote no log")

@@ -787,9 +787,7 @@ fn the_log_line_goes_to_the_socket_checked_even_when_another_is_renamed_onto_dev
     // `dev/log` is checked to be a socket, then sent to. A socket renamed onto `dev/log` in
     // between must not get the line: the run pins the socket it checked. The race is made
     // certain: strace holds the `sendto` at its entry while the test renames a decoy onto it.
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
+    crate::common::require_strace();
     let dir = scratch("udevlograce");
     let r = demo_host(&dir);
     assert_eq!(
@@ -852,9 +850,7 @@ fn a_persisted_file_that_fails_and_an_undo_that_fails_too_are_reported_as_left_c
     // rename. strace fails every rename after the first (the state's) and every unlink, so the
     // manifest, new on this host, cannot be removed again: the run must fail, say that the
     // manifest still holds the new state, and count as changed.
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
+    crate::common::require_strace();
     let dir = scratch("halfwritten");
     let r = demo_host(&dir);
     let before = r.read_md("md0", "stripe_cache_size");

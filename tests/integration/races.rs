@@ -13,7 +13,7 @@
 //! lets it go. strace is required: without it the tests fail and say how to install it.
 
 use crate::common::fakeroot::demo_host;
-use crate::common::{bin, scratch, snapshot};
+use crate::common::{bin, require_strace, scratch, snapshot};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write as _;
@@ -114,12 +114,6 @@ fn children(parent: u32) -> Vec<u32> {
                 == Some(parent)
         })
         .collect()
-}
-
-fn require_strace() {
-    if let Err(e) = Command::new("strace").arg("-V").output() {
-        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
-    }
 }
 
 /// Runs `mdtune -` on `input` under strace, holding every open of `watch` (paths in each form

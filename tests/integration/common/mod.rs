@@ -119,6 +119,14 @@ pub fn give_to_nobody_except(dir: &Path, refused: &Path) {
 }
 
 /// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
+/// Fails the test, saying how to install it, when strace cannot run (the fault-injection and
+/// race tests drive it).
+pub fn require_strace() {
+    if let Err(e) = Command::new("strace").arg("-V").output() {
+        panic!("cannot run strace ({e}): this test needs it: apt-get install strace");
+    }
+}
+
 pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
     let mut child = cmd
         .stdin(Stdio::piped())
