@@ -817,14 +817,9 @@ fn the_log_line_goes_to_the_socket_checked_even_when_another_is_renamed_onto_dev
             std::time::Instant::now() < deadline,
             "the traced run did not end"
         );
-        let held = fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let parent = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1));
-            parent == Some(child.id().to_string().as_str())
-                && fs::read_to_string(e.path().join("syscall"))
-                    .is_ok_and(|s| s.split_whitespace().next() == Some(SYS_SENDTO))
+        let held = crate::common::children(child.id()).into_iter().any(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/syscall"))
+                .is_ok_and(|s| s.split_whitespace().next() == Some(SYS_SENDTO))
         });
         if held && !swapped {
             fs::rename(&decoy_path, dir.join("dev/log")).unwrap();

@@ -13,7 +13,7 @@
 //! lets it go. strace is required: without it the tests fail and say how to install it.
 
 use crate::common::fakeroot::demo_host;
-use crate::common::{bin, require_strace, scratch, snapshot};
+use crate::common::{bin, children, require_strace, scratch, snapshot};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write as _;
@@ -94,26 +94,6 @@ fn read_c_string(mem: &fs::File, mut addr: u64) -> Option<String> {
 fn state(pid: u32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// The pids whose parent is `parent`.
-fn children(parent: u32) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let rest = s.rsplit_once(')')?.1.to_string();
-                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-                })
-                == Some(parent)
-        })
-        .collect()
 }
 
 /// Runs `mdtune -` on `input` under strace, holding every open of `watch` (paths in each form

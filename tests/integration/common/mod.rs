@@ -119,6 +119,26 @@ pub fn give_to_nobody_except(dir: &Path, refused: &Path) {
 }
 
 /// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
+/// The pids whose parent is `parent`.
+pub fn children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s.rsplit_once(')')?.1.to_string();
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(parent)
+        })
+        .collect()
+}
+
 /// Fails the test, saying how to install it, when strace cannot run (the fault-injection and
 /// race tests drive it).
 pub fn require_strace() {
