@@ -137,11 +137,17 @@ impl Dir {
             .unwrap_or_default()
     }
 
-    /// The subdirectory `name` (one component), which must be a directory and not a link: then
-    /// it is inside whatever this directory is inside. `Ok(None)` when it is absent, a file or a
-    /// link.
+    /// The subdirectory `name`, which must be a directory and not a link: then it is inside
+    /// whatever this directory is inside. A path of several components (`queue/x`) is opened as
+    /// [`Dir::read_bytes`] opens one: no component may be a link. `Ok(None)` when it is absent,
+    /// a file or a link.
     pub(crate) fn sub(&self, name: &str) -> io::Result<Option<Dir>> {
-        match open_at(Some(self.fd.as_fd()), name, O_DIRECTORY | O_NOFOLLOW) {
+        let opened = if name.contains('/') {
+            open_no_symlinks(self.fd.as_fd(), name, O_DIRECTORY)
+        } else {
+            open_at(Some(self.fd.as_fd()), name, O_DIRECTORY | O_NOFOLLOW)
+        };
+        match opened {
             Ok(fd) => Ok(Some(Dir {
                 fd,
                 path: self.path.join(name),
@@ -534,6 +540,13 @@ mod tests {
         assert_eq!(dev.read("queue/missing").unwrap(), None);
         assert!(dev.read("linked/rotational").is_err(), "a linked directory");
         assert!(dev.read("queue/link").is_err(), "a linked file");
+        fs::create_dir_all(dir.join("elsewhere/sub")).unwrap();
+        fs::create_dir_all(dir.join("dev/queue/sub")).unwrap();
+        assert!(dev.sub("queue/sub").unwrap().is_some());
+        assert!(
+            dev.sub("linked/sub").unwrap().is_none(),
+            "sub() never passes a link"
+        );
         // The same without openat2: openat(O_NOFOLLOW) one component at a time.
         let walk = |p: &str| crate::sys::calls::walk_no_symlinks(dev.fd.as_fd(), p, 0);
         assert!(walk("queue/rotational").is_ok());
