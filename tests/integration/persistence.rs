@@ -3,7 +3,9 @@
 //! udev event, revert and a second revert.
 
 use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use crate::common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot};
+use crate::common::{
+    assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot, spawn_fresh_copy,
+};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -642,16 +644,17 @@ fn a_packaged_binary_is_what_the_rule_runs_and_no_copy_is_installed() {
     fs::copy(bin(), &packaged).unwrap();
     let mut input = desired();
     input["root"] = json!(dir);
-    let out = Command::new(&packaged)
-        .arg("-")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            std::io::Write::write_all(&mut c.stdin.take().unwrap(), input.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
+    let out = spawn_fresh_copy(
+        Command::new(&packaged)
+            .arg("-")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped()),
+    )
+    .and_then(|mut c| {
+        std::io::Write::write_all(&mut c.stdin.take().unwrap(), input.to_string().as_bytes())?;
+        c.wait_with_output()
+    })
+    .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{json}");
     let rule = fs::read_to_string(dir.join(RULE)).unwrap();

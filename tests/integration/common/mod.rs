@@ -79,6 +79,25 @@ pub fn hold_lock(dir: &Path) -> std::fs::File {
     held
 }
 
+/// Spawns `cmd`, whose program the test has just written, retrying while exec fails with
+/// ETXTBSY. A test thread that forks while another still holds the copy open for writing hands
+/// that descriptor to its child until the child's exec closes it; for that moment the kernel
+/// refuses to run the copy. The retries end after two seconds, with the error.
+pub fn spawn_fresh_copy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match cmd.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mdtune")
 }
