@@ -14,8 +14,10 @@
 //! guards the lists (the command has one thread; the lock makes it sound should it ever have
 //! more).
 //!
-//! Only the `mdtune` binary installs it (`#[global_allocator]` in `src/main.rs`); the library,
-//! its tests and the fuzz targets use the system allocator.
+//! Only the `mdtune` binary installs it (`#[global_allocator]` in `src/main.rs`), and the
+//! `allocator` fuzz target (`fuzz/fuzz_targets/allocator.rs`), which checks it under arbitrary
+//! sequences of allocations; the library, its tests and the other fuzz targets use the system
+//! allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;

@@ -8,13 +8,13 @@
 #
 # Environment: FUZZ_SECONDS (per target, default 30), FUZZ_MIN_EXECS (default 10000),
 # FUZZ_TARGETS (default: every target in fuzz/Cargo.toml), FUZZ_JOBS (targets run at once,
-# default 2: CI has two cores). About 2 minutes of building from cold, then 1 minute of fuzzing.
+# default 2: CI has two cores). About 2 minutes of building from cold, then 1.5 minutes of fuzzing.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 
 seconds=${FUZZ_SECONDS:-30}
 min_execs=${FUZZ_MIN_EXECS:-10000}
-targets=${FUZZ_TARGETS:-spec_text spec_structured sysfs_values plan}
+targets=${FUZZ_TARGETS:-spec_text spec_structured sysfs_values plan allocator}
 jobs=${FUZZ_JOBS:-2}
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
