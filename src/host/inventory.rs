@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 
-pub(crate) use super::topology::Member;
+pub(crate) use super::member::Member;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {

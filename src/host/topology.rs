@@ -21,133 +21,18 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted, at every level; every member of
 //! the top array is reported.
 //!
-//! The output is a plain [`Member`] per member, which `plan` reads without touching a
+//! The output is a plain [`Member`] per member (`super::member`), which `plan` reads without touching a
 //! filesystem. Every read of a device goes through `crate::device`, which reaches it from `sys/`
 //! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
 //! touching the rules.
 
 use super::device::{Device, Devices};
+use super::member::{unresolved, Leaf, Member, Role};
 use crate::md::kernel;
 use crate::sys::leads_out;
 use crate::sys::{trimmed, Dir};
-use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
-
-/// What md uses a member for, from `md/dev-<m>/state` and `md/dev-<m>/slot` (`state_show`,
-/// `slot_show` in md.c).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Role {
-    /// In a slot and in sync: carries data.
-    #[default]
-    Active,
-    /// In a slot, not yet in sync (recovery onto it): carries data as it is rebuilt.
-    Rebuilding,
-    /// In a slot as the replacement of another member (`want_replacement`): receives its data.
-    Replacement,
-    /// No slot (`slot` is `none`): carries nothing until a member fails.
-    Spare,
-    /// Marked faulty: md no longer reads or writes it.
-    Faulty,
-    /// The raid456 write journal (`slot` is `journal`): holds no data stripes.
-    Journal,
-    /// No `md/dev-*` entry to tell (the member came from `slaves/`): counted, as before roles.
-    Unknown,
-}
-
-impl Role {
-    /// The role md shows for a member with this `state` (a comma list) and `slot`.
-    pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
-        let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
-        let has = |f: &str| flags.contains(&f);
-        let slot = slot.map(str::trim);
-        if has("faulty") {
-            return Role::Faulty;
-        }
-        if has("journal") || slot == Some("journal") {
-            return Role::Journal;
-        }
-        let numbered = slot.is_some_and(|s| s.parse::<u32>().is_ok());
-        match (numbered, slot) {
-            (true, _) if has("in_sync") => Role::Active,
-            (true, _) if has("replacement") => Role::Replacement,
-            (true, _) => Role::Rebuilding,
-            (false, Some(_)) => Role::Spare,
-            // No slot file (very old kernels): the state alone says it.
-            (false, None) if has("in_sync") => Role::Active,
-            (false, None) if has("spare") => Role::Spare,
-            (false, None) => Role::Unknown,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Active => "active",
-            Role::Rebuilding => "rebuilding",
-            Role::Replacement => "replacement",
-            Role::Spare => "spare",
-            Role::Faulty => "faulty",
-            Role::Journal => "journal",
-            Role::Unknown => "unknown",
-        }
-    }
-
-    /// Why a member in this role does not count, or `None` when it counts.
-    pub(crate) fn not_counted(self) -> Option<&'static str> {
-        match self {
-            Role::Active | Role::Rebuilding | Role::Replacement | Role::Unknown => None,
-            Role::Spare => Some("spare: carries no data until a member fails"),
-            Role::Faulty => Some("faulty: md no longer uses it"),
-            Role::Journal => Some("write journal: holds no data stripes"),
-        }
-    }
-}
-
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-/// One device whose `mq/` was counted (a disk or an NVMe path) under a member.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Leaf {
-    pub name: String,
-    pub hw_queues: u64,
-    /// A SCSI disk whose `queue/rotational` is 1: counted as one queue, whatever `mq/` shows.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub rotational: bool,
-    /// The numbered `mq/*` directories seen (differs from `hw_queues` when rotational).
-    #[serde(skip)]
-    pub mq_dirs: u64,
-}
-
-/// An md member, its role and what it resolved to.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Member {
-    /// The member as md names it (`nvme0n1p1`).
-    pub name: String,
-    /// The disk or stacked device behind it (`nvme0n1`, `dm-0`); the member itself when whole.
-    pub device: Option<String>,
-    /// The member's hardware queues (smallest path), or `None` when they cannot be found.
-    pub hw_queues: Option<u64>,
-    /// The devices whose `mq/` was counted, when they differ from `device` (multipath, dm, md).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<Leaf>,
-    /// Why `hw_queues` is unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-    pub role: Role,
-    /// Whether its queues take part in `auto`.
-    pub counted: bool,
-    /// Why it is not counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// How its queues were counted when that is not plain `mq/` (a rotational disk).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
 
 /// What a device resolved to: its leaves, or why they cannot be found.
 type Resolved = Result<Vec<Leaf>, String>;
@@ -415,18 +300,6 @@ fn ok<T>(r: io::Result<T>) -> Result<Option<T>, Why> {
     }
 }
 
-/// A member whose device cannot be found inside `sys/` (through `link`).
-fn unresolved(name: &str, role: Role, link: &Path) -> Member {
-    Member {
-        name: name.to_string(),
-        role,
-        counted: role.not_counted().is_none(),
-        reason: role.not_counted().map(String::from),
-        problem: Some(format!("{} does not resolve inside sys/", link.display())),
-        ..Member::default()
-    }
-}
-
 /// Says which leaves were counted as one queue because they are rotational.
 fn rotational_note(leaves: &[Leaf]) -> Option<String> {
     let spinning: Vec<String> = leaves
@@ -466,22 +339,6 @@ fn read_text(dir: &Dir, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roles_follow_state_and_slot_as_md_prints_them() {
-        let r = |state, slot| Role::from_md(Some(state), Some(slot));
-        assert_eq!(r("in_sync", "0"), Role::Active);
-        assert_eq!(r("in_sync,write_mostly", "2"), Role::Active);
-        assert_eq!(r("spare", "3"), Role::Rebuilding, "recovery onto slot 3");
-        assert_eq!(r("spare", "none"), Role::Spare);
-        assert_eq!(r("faulty", "none"), Role::Faulty);
-        assert_eq!(r("faulty,write_error", "1"), Role::Faulty);
-        assert_eq!(r("journal", "journal"), Role::Journal);
-        assert_eq!(r("spare,replacement", "1"), Role::Replacement);
-        assert_eq!(Role::from_md(None, None), Role::Unknown);
-        assert!(Role::Rebuilding.not_counted().is_none());
-        assert!(Role::Spare.not_counted().is_some());
-    }
 
     #[test]
     fn nvme_names_split_into_subsystem_and_namespace() {
