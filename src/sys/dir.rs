@@ -5,7 +5,7 @@
 //! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
 //! with one `read` into one reused page; subdirectories are opened the same way, or only looked
 //! at with one `statx` when their link count or their being there is all that is asked;
-//! directories are listed with `getdents64` into one reused buffer. Paths through links below a
+//! directories are listed with `getdents64` into one reused buffer (`super::listing`). Paths through links below a
 //! directory (a member's disk, `block/md0/md/dev-nvme0n1/block` from `sys/`, for `crate::host`'s
 //! device walks) are opened in one `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it.
 //! Without `openat2` (kernels before 5.6), a link that must be followed is opened once and its
@@ -22,39 +22,15 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::batch::close_later;
-use super::calls::{getdents, open_at, open_no_symlinks, open_under, read_link_at, stat_at};
+use super::calls::{open_at, open_no_symlinks, open_under, read_link_at, stat_at};
 use super::consts::{
     absent, leads_out_error, ENOENT, ENOTDIR, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_PATH,
 };
-
-/// Big enough for `sys/block` of a host with about 1,000 block devices in one call.
-const DENTS_BUFFER: usize = 32 * 1024;
+use super::listing::{count_in, for_each_in, names_in};
 
 thread_local! {
     /// The one page every file read goes into first (zeroed once, not per read).
     static PAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// The one buffer every directory listing reuses.
-    static DENTS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Calls `f` with each entry name in one `getdents64` buffer (`struct linux_dirent64`: inode
-/// u64, offset i64, record length u16, type u8, then the NUL-terminated name), skipping `.`,
-/// `..` and names that are not UTF-8 (no kernel device or attribute has one).
-fn parse_dents(mut records: &[u8], f: &mut dyn FnMut(&str)) {
-    while records.len() >= 19 {
-        let reclen = usize::from(u16::from_ne_bytes([records[16], records[17]]));
-        if reclen < 19 || reclen > records.len() {
-            return;
-        }
-        let name = &records[19..reclen];
-        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-        if name != b"." && name != b".." {
-            if let Ok(name) = std::str::from_utf8(name) {
-                f(name);
-            }
-        }
-        records = &records[reclen..];
-    }
 }
 
 /// Reads what is left of `file` with one `read` for anything under 4 KiB (every sysfs and procfs
@@ -359,56 +335,6 @@ impl Dir {
             None => Ok((0, 0)),
         }
     }
-}
-
-/// How many entries the open directory `fd` has, and how many of them `pick` accepts. When its
-/// link count tells how many subdirectories it has, that is both numbers and nothing is listed:
-/// sysfs (kernfs) gives a directory 2 + its subdirectories (`kernfs_refresh_inode`), as tmpfs
-/// and ext4 do, and the kernel's `mq/` holds only its numbered queue directories, so counting a
-/// disk's queues costs one `fstat` (or, from its parent, one `statx`: [`Dir::count_sub`]) instead
-/// of a listing. A count of 2 or less (no subdirectory,
-/// or a file system that does not count them: btrfs gives 1) lists the directory instead,
-/// allocating nothing.
-fn count_in(fd: OwnedFd, pick: fn(&str) -> bool) -> io::Result<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let dir = File::from(fd);
-    let nlink = dir.metadata()?.nlink();
-    let fd = OwnedFd::from(dir);
-    if nlink > 2 {
-        close_later(fd);
-        return Ok((nlink - 2, nlink - 2));
-    }
-    let (mut all, mut picked) = (0, 0);
-    for_each_in(&fd, &mut |entry| {
-        all += 1;
-        picked += u64::from(pick(entry));
-    })?;
-    close_later(fd);
-    Ok((all, picked))
-}
-
-/// The entry names of the open directory `fd`, sorted.
-fn names_in(fd: &OwnedFd) -> io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for_each_in(fd, &mut |name| names.push(name.to_string()))?;
-    names.sort();
-    Ok(names)
-}
-
-/// Calls `f` with each entry name of the open directory `fd` (`getdents64` into the one
-/// reused buffer until it returns 0).
-fn for_each_in(fd: &OwnedFd, f: &mut dyn FnMut(&str)) -> io::Result<()> {
-    DENTS.with(|buf| {
-        let mut buf = buf.borrow_mut();
-        buf.resize(DENTS_BUFFER, 0);
-        loop {
-            let n = getdents(fd.as_fd(), &mut buf)?;
-            if n == 0 {
-                return Ok(());
-            }
-            parse_dents(&buf[..n], f);
-        }
-    })
 }
 
 /// `fd`, opened through `path`, as a [`Dir`] when its real path lies inside `within`. The real

@@ -13,6 +13,7 @@ mod beneath;
 mod calls;
 mod consts;
 mod dir;
+mod listing;
 mod root;
 
 pub use arena::Arena;
