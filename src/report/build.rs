@@ -1,122 +1,19 @@
-//! The report: the one JSON object a run prints (docs/reference.md §3), built from the inventory,
-//! the plan and what applying did. Ansible reads it as a module result; the Salt wrappers
-//! translate it into state changes. Pure: building a report touches nothing.
+//! Building the report (docs/reference.md §3) from the inventory, the plan and what applying
+//! did: each setting's `before`, `after`, `changed` and `compliant`, the diff, the `msg`, the
+//! run's `compliant`, and what a failure rolled back or left. Its shape is `super::model`; its
+//! `msg` lines come from `super::msg`. Pure: building a report touches nothing.
 //!
 //! Meaning of `after` per setting: in check mode and `query`, the value the desired state wants;
 //! in a real run, the value in place when the run ended (the old one again after a rollback).
 
+use super::model::{ArrayReport, HeldBack, Persist, Report, Restored, Setting};
 use super::msg;
 use crate::apply::{NotRestored, Outcome, Target, Write};
-use crate::host::{Inventory, Member, Sync};
+use crate::host::Inventory;
 use crate::md::Value;
-use crate::persist::{Diverged, Reload};
-use crate::plan::{Diff, Plan, Skip, Source};
+use crate::plan::{Diff, Plan, Source};
 use crate::spec::{Spec, State};
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Setting {
-    pub(crate) before: Value,
-    pub(crate) after: Value,
-    pub(crate) changed: bool,
-    /// Whether the live value already matched the desired one when the run started.
-    pub(crate) compliant: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<Source>,
-    /// For a value `auto` decided: why, with the numbers (docs/reference.md §3).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) why: Option<String>,
-    /// A due setting this run did not write, why, and the value a later run will write.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) held_back: Option<HeldBack>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct HeldBack {
-    pub(crate) reason: String,
-    pub(crate) wanted: Value,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct ArrayReport {
-    pub(crate) name: String,
-    pub(crate) devname: Option<String>,
-    pub(crate) uuid: Option<String>,
-    pub(crate) level: String,
-    pub(crate) array_state: String,
-    pub(crate) members: Vec<Member>,
-    pub(crate) hw_queues: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) sync: Option<Sync>,
-    pub(crate) settings: BTreeMap<&'static str, Setting>,
-    pub(crate) skipped: Vec<Skip>,
-    pub(crate) compliant: bool,
-}
-
-/// The persisted files a run wrote or removed, or would have (check mode, `query`).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Persist {
-    /// True if and only if a file was (or, in check mode, would be) written or removed.
-    pub(crate) changed: bool,
-    /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
-    /// removed (or due to be).
-    pub(crate) files: Vec<String>,
-    /// A removal that stopped part-way (a revert, `persist: false`) or a failed persist whose
-    /// undo failed: the files still there, each with why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) left: Vec<String>,
-    /// `persist` unset: what the persisted state would put back at the next boot otherwise than
-    /// this run (docs/reference.md §6). Not compliant while there is any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) diverged: Vec<Diverged>,
-    /// `persist` unset and the persisted state cannot be read or planned: not compliant.
-    #[serde(skip)]
-    pub(crate) unknown: bool,
-    /// Present when the udev rule was (or would be) installed or removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) udev_reload: Option<Reload>,
-}
-
-/// A value put back by a rollback or a revert.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Restored {
-    pub(crate) target: String,
-    pub(crate) setting: String,
-    pub(crate) value: Value,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    pub changed: bool,
-    pub failed: bool,
-    pub(crate) msg: String,
-    pub(crate) state: &'static str,
-    pub(crate) check_mode: bool,
-    pub compliant: bool,
-    pub(crate) arrays: Vec<ArrayReport>,
-    pub(crate) system: BTreeMap<&'static str, Setting>,
-    pub(crate) persist: Persist,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) diff: Option<Vec<Diff>>,
-    pub(crate) warnings: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) rolled_back: Option<Vec<Restored>>,
-    /// After a failed rollback: what is still changed, with the error that kept it so.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) not_restored: Option<Vec<String>>,
-}
-
-impl Report {
-    /// The report as one line of JSON, keys in the order of docs/reference.md §3.
-    pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            serde_json::json!({"changed": false, "failed": true, "warnings": [],
-                    "msg": format!("cannot encode the report: {e}")})
-            .to_string()
-        })
-    }
-}
 
 fn restored(w: &Write) -> Restored {
     let (target, setting) = match &w.target {
