@@ -200,34 +200,8 @@ pub fn build(
     }
     msgs.extend(rest);
     summary.finish("system", &mut diff);
-    let files = persist.files.join(", ");
     let removing = spec.persist == Some(false);
-    if !files.is_empty() {
-        msgs.push(match (spec.state, real_run) {
-            (State::Reverted, true) => format!("removed {}", msg::removed(&persist.files)),
-            (State::Reverted, false) => format!("would remove {}", msg::removed(&persist.files)),
-            (State::Query, _) => format!("persist due: {files}"),
-            (State::Present, true) if removing => {
-                format!("removed {}", msg::removed(&persist.files))
-            }
-            (State::Present, false) if removing => {
-                format!("would remove {}", msg::removed(&persist.files))
-            }
-            (State::Present, true) => format!("persisted {files}"),
-            (State::Present, false) => format!("would persist {files}"),
-        });
-    }
-    if !persist.diverged.is_empty() {
-        let what: Vec<String> = persist
-            .diverged
-            .iter()
-            .map(|d| format!("{} {} {}", d.target, d.setting, d.value))
-            .collect();
-        msgs.push(format!("the next boot puts back {}", what.join(", ")));
-    }
-    if let Some(r) = persist.udev_reload.as_ref().filter(|r| r.ran) {
-        msgs.push(format!("{}: {}", r.command, r.result));
-    }
+    msgs.extend(msg::persisted(&persist, spec.state, real_run, removing));
     if msgs.is_empty() {
         msgs.push(if spec.state == State::Reverted {
             "no saved originals to restore, no persisted file to remove".into()

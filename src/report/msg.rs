@@ -4,8 +4,10 @@
 //! compliant for another reason; the rest are counted (`12 arrays compliant`). Revert names the
 //! arrays and settings it restores and says what it removed by what it is, not by path. Pure.
 
+use super::model::Persist;
 use crate::md::Value;
 use crate::plan::Hold;
+use crate::spec::State;
 
 /// What the message says about one array.
 #[derive(Debug, Default)]
@@ -77,9 +79,40 @@ pub(super) fn arrays(lines: &[Line], quiet: &str) -> (Vec<String>, Option<String
     )
 }
 
+/// The parts for the persisted files: what was (or would be) written or removed, what the next
+/// boot would put back otherwise than this run, and the udev reload that ran. A removal (a
+/// revert, `persist: false`) names the files by what they are; a write names their paths.
+pub(super) fn persisted(p: &Persist, state: State, real_run: bool, removing: bool) -> Vec<String> {
+    let mut parts = Vec::new();
+    if !p.files.is_empty() {
+        let files = p.files.join(", ");
+        parts.push(match (state, real_run) {
+            (State::Query, _) => format!("persist due: {files}"),
+            (State::Reverted, true) => format!("removed {}", removed(&p.files)),
+            (State::Reverted, false) => format!("would remove {}", removed(&p.files)),
+            (State::Present, true) if removing => format!("removed {}", removed(&p.files)),
+            (State::Present, false) if removing => format!("would remove {}", removed(&p.files)),
+            (State::Present, true) => format!("persisted {files}"),
+            (State::Present, false) => format!("would persist {files}"),
+        });
+    }
+    if !p.diverged.is_empty() {
+        let what: Vec<String> = p
+            .diverged
+            .iter()
+            .map(|d| format!("{} {} {}", d.target, d.setting, d.value))
+            .collect();
+        parts.push(format!("the next boot puts back {}", what.join(", ")));
+    }
+    if let Some(r) = p.udev_reload.as_ref().filter(|r| r.ran) {
+        parts.push(format!("{}: {}", r.command, r.result));
+    }
+    parts
+}
+
 /// What a revert removed (or would), by what each file is: `the udev rule, the persisted input,
 /// the installed binary, the manifest and the saved originals of 3 arrays`.
-pub(super) fn removed(files: &[String]) -> String {
+fn removed(files: &[String]) -> String {
     let mut kinds: Vec<String> = Vec::new();
     let mut originals = 0;
     for f in files {
