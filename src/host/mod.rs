@@ -1,8 +1,8 @@
-//! The live host, read only (docs/reference.md §5): every md array under the root with its
-//! level, state, members, the tunable values in force and the sync progress, and the system
-//! facts `auto` needs. [`inventory`](read) reads the arrays, each into an `array`; `topology` follows each member down
-//! the block stack to the devices whose hardware queues count, and says what it found as a
-//! `member`; `device` walks those devices' directories cheaply and confined to `sys/`; `cpus`
+//! The live host, read only (docs/reference.md §5): every md array under the root with its level,
+//! state, members, the tunable values in force and the sync progress, and the system facts `auto`
+//! needs. [`inventory`](read) reads the arrays, each into an `array`; `topology` follows each
+//! member down the block stack to the devices whose hardware queues count, and says what it found
+//! as a `member`; `device` walks those devices' directories cheaply and confined to `sys/`; `cpus`
 //! reads the CPUs and NUMA nodes, once per run. It never decides what should change.
 
 mod array;

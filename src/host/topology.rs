@@ -21,10 +21,10 @@
 //! (a numeric `slot`, not faulty, not the journal) are counted, at every level; every member of
 //! the top array is reported.
 //!
-//! The output is a plain [`Member`] per member (`super::member`), which `plan` reads without touching a
-//! filesystem. Every read of a device goes through `crate::device`, which reaches it from `sys/`
-//! through the kernel's links and keeps every walk inside `sys/`, so the I/O can change without
-//! touching the rules.
+//! The output is a plain [`Member`] per member (`super::member`), which `plan` reads without
+//! touching a filesystem. Every read of a device goes through `super::device`, which reaches it
+//! from `sys/` through the kernel's links and keeps every walk inside `sys/`, so the I/O can change
+//! without touching the rules.
 
 use super::device::{Device, Devices};
 use super::member::{unresolved, Leaf, Member, Role};

@@ -1,16 +1,16 @@
 //! Directory handles: how mdtune reads the tree under the root, confined and cheaply.
 //!
-//! A [`Dir`] is an open directory whose real path is known to lie inside a confining directory
-//! (the root's `sys/`, or the root). Everything in it is reached relative to its descriptor:
-//! files are opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read
-//! with one `read` into one reused page; subdirectories are opened the same way, or only looked
-//! at with one `statx` when their link count or their being there is all that is asked;
-//! directories are listed with `getdents64` into one reused buffer (`super::listing`). Paths through links below a
+//! A [`Dir`] is an open directory whose real path is known to lie inside a confining directory (the
+//! root's `sys/`, or the root). Everything in it is reached relative to its descriptor: files are
+//! opened with `openat(O_NOFOLLOW)` (a file cannot be a link out of the root) and read with one
+//! `read` into one reused page; subdirectories are opened the same way, or only looked at with one
+//! `statx` when their link count or their being there is all that is asked; directories are listed
+//! with `getdents64` into one reused buffer (`super::listing`). Paths through links below a
 //! directory (a member's disk, `block/md0/md/dev-nvme0n1/block` from `sys/`, for `crate::host`'s
 //! device walks) are opened in one `openat2(RESOLVE_BENEATH)` that the kernel keeps inside it.
-//! Without `openat2` (kernels before 5.6), a link that must be followed is opened once and its
-//! real path, as the kernel reports it in `/proc/self/fd`, checked against the confining
-//! directory ([`Dir::follow`]).
+//! Without `openat2` (kernels before 5.6), a link that must be followed is opened once and its real
+//! path, as the kernel reports it in `/proc/self/fd`, checked against the confining directory
+//! ([`Dir::follow`]).
 //!
 //! The system calls std lacks come from [`super::calls`]; reading and closing go through std
 //! ([`File`], [`OwnedFd`]) and the run's batch of closes (`super::batch`).
@@ -256,11 +256,11 @@ impl Dir {
 }
 
 /// Paths below a directory through links: `sys/` reaches a member's queues as
-/// `block/md0/md/dev-nvme0n1/block/mq` without opening a directory on the way. A path is given
-/// in parts, joined with `/` without allocating (`["block/md0/md/dev-sda/block", "mq"]`). Each is one
+/// `block/md0/md/dev-nvme0n1/block/mq` without opening a directory on the way. A path is given in
+/// parts, joined with `/` without allocating (`["block/md0/md/dev-sda/block", "mq"]`). Each is one
 /// `openat2(RESOLVE_BENEATH)`, which the kernel keeps inside this directory. Every one of them
-/// fails with kind `Unsupported` on a kernel without `openat2` (before 5.6): the caller then
-/// opens each directory on the way with [`Dir::follow`], which checks where it leads.
+/// fails with kind `Unsupported` on a kernel without `openat2` (before 5.6): the caller then opens
+/// each directory on the way with [`Dir::follow`], which checks where it leads.
 impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
     /// kind [`LeadsOut`](super::consts::LeadsOut) when resolving it would leave this directory.
