@@ -12,7 +12,7 @@
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
 use crate::common::fakeroot::demo_host;
-use crate::common::{assert_same_values, bin, kernel_snapshot, scratch};
+use crate::common::{assert_same_values, bin, children, kernel_snapshot, scratch};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
 use mdtune::host::{self, Inventory, Scope};
 use mdtune::md::Attr;
@@ -227,6 +227,53 @@ fn unread(f: &File) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
 
+/// Whether no child of this test process but mdtune (`pid`) holds the FIFO at `path` open. A
+/// child that another test thread forks while the feeder holds the FIFO keeps a copy of that
+/// descriptor until the child's exec. A copy of the writer lets mdtune's next open for reading
+/// return at once, and mdtune could then read back its own write.
+fn no_stray_copy(pid: u32, path: &Path) -> bool {
+    children(std::process::id())
+        .into_iter()
+        .all(|child| child == pid || !holds(child, path))
+}
+
+/// One write of mdtune's to the FIFO at `path`: what it writes between its open and its close.
+///
+/// The reader is opened without blocking and kept open until something has been read and no
+/// writer is left. An end of file with nothing read yet is not mdtune's write. A blocking open
+/// would wait for a writer: it could pair with a stray copy of the feeder's own (see
+/// [`no_stray_copy`]) and read an empty end of file, or wait forever when mdtune has already
+/// written and closed (the pipe keeps what it wrote while mdtune still holds its earlier read).
+fn take_one_write(path: &Path) -> String {
+    use std::os::unix::fs::OpenOptionsExt;
+    const O_NONBLOCK: i32 = 0o4000;
+    let mut fifo = OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+        .unwrap();
+    let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+    let start = Instant::now();
+    loop {
+        match fifo.read(&mut buf) {
+            Ok(0) if !got.is_empty() => return String::from_utf8(got).unwrap(),
+            Ok(n) if n > 0 => {
+                got.extend_from_slice(&buf[..n]);
+                continue;
+            }
+            // Nothing yet (no writer, or a writer that has written nothing so far).
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("reading the FIFO: {e}"),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "mdtune never wrote the FIFO"
+        );
+        thread::sleep(Duration::from_micros(200));
+    }
+}
+
 /// Plays `steps` on the FIFO at `path` for process `pid`; returns what was written to it.
 ///
 /// mdtune reads an attribute with one `read` and closes it, so an answer needs no end of file.
@@ -235,7 +282,7 @@ fn unread(f: &File) -> usize {
 /// open. Closing the writer between two reads instead would race with a fast re-open, which
 /// pairs with the writer still open and then reads an empty end of file. The writer is closed
 /// before a write step (mdtune's open for writing cannot pair with it), and that step reads
-/// to the end of file, that is until mdtune closes.
+/// until mdtune has written and closed ([`take_one_write`]).
 pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHandle<Vec<String>> {
     thread::spawn(move || {
         let mut written = Vec::new();
@@ -262,9 +309,8 @@ pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHan
                     if let Some(w) = writer.take() {
                         wait_until(|| unread(&w) == 0);
                     }
-                    let mut s = String::new();
-                    File::open(&path).unwrap().read_to_string(&mut s).unwrap();
-                    written.push(s);
+                    wait_until(|| no_stray_copy(pid, &path));
+                    written.push(take_one_write(&path));
                 }
                 Step::Then(f) => f(),
             }
