@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A fresh, empty directory for one test, removed at the start of the next run that reuses it.
+/// A fresh, empty directory for one test. It stays after the run, to be looked at when the test
+/// failed, until a later run of the tests starts ([`sweep_ended_runs`]).
 pub fn scratch(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(|| sweep_ended_runs(&std::env::temp_dir()));
     let dir = std::env::temp_dir().join(format!(
         "mdtune-test-{}-{name}-{}",
         std::process::id(),
@@ -20,6 +23,30 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Removes the scratch directories of earlier runs of the tests whose process has ended; those
+/// of a run still going (another `cargo test` beside this one) stay. Without it every run would
+/// leave about 2 GB behind: each root that `persist` touches holds a copy of the 20 MB debug
+/// binary. A directory that cannot be removed (a file a failed test left immutable) stays too.
+fn sweep_ended_runs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("mdtune-test-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        match pid {
+            Some(pid) if !Path::new(&format!("/proc/{pid}")).exists() => {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The result of one run of the binary.
