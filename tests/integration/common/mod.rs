@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub fn scratch(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     static SWEEP: std::sync::Once = std::sync::Once::new();
-    SWEEP.call_once(|| sweep_ended_runs(&std::env::temp_dir()));
+    SWEEP.call_once(|| {
+        let tmp = std::env::temp_dir();
+        std::thread::spawn(move || sweep_ended_runs(&tmp));
+    });
     let dir = std::env::temp_dir().join(format!(
         "mdtune-test-{}-{name}-{}",
         std::process::id(),
@@ -29,6 +32,8 @@ pub fn scratch(name: &str) -> PathBuf {
 /// of a run still going (another `cargo test` beside this one) stay. Without it every run would
 /// leave about 2 GB behind: each root that `persist` touches holds a copy of the 20 MB debug
 /// binary. A directory that cannot be removed (a file a failed test left immutable) stays too.
+/// It runs in a thread of its own, beside the tests (removing 2 GB takes tens of seconds), and
+/// what it has not removed when the run ends is removed by the next.
 fn sweep_ended_runs(tmp: &Path) {
     let Ok(entries) = std::fs::read_dir(tmp) else {
         return;
