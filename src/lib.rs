@@ -14,12 +14,16 @@
 //! ```
 //!
 //! Under every step: [`md`], the md vocabulary (attributes, values, the kernel facts table), and
-//! `sys`, the floor that alone owns descriptors, system calls, confinement to the root and the
-//! binary's allocator. The
+//! `sys`, the floor that alone owns descriptors, system calls and confinement to the root. The
 //! interface is docs/reference.md; code comments cite its sections as §N.
+//!
+//! The crate has no `unsafe` code: every system call goes through rustix, and the binary uses
+//! the system allocator.
 //!
 //! The modules are public only as far as the fuzz crate and the integration tests need: each
 //! folder's face names what it exports.
+
+#![forbid(unsafe_code)]
 
 pub mod apply;
 pub mod host;

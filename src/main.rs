@@ -4,6 +4,8 @@
 //! without a JSON object. For people, `--text` prints that object as text instead and
 //! `--show` prints the host, read only (`mdtune::view`).
 
+#![forbid(unsafe_code)]
+
 use mdtune::run::{self, failure, print_and_exit as print, Exit};
 
 use std::io::{self, IsTerminal, Read};
@@ -31,10 +33,6 @@ The result is one JSON object on stdout (text with --text and --show). Exit stat
 echo '{\"check_mode\": true}' | mdtune --text -
 Input keys, output keys and examples: man mdtune, or docs/reference.md in the source.
 ";
-
-/// Small blocks from size classes, never handed back to the C library (`mdtune::sys::Arena`).
-#[global_allocator]
-static ALLOCATOR: mdtune::sys::Arena = mdtune::sys::Arena::new();
 
 /// How the run's one JSON object is printed: as it is, or with `--text` as text for a person.
 static AS_TEXT: AtomicBool = AtomicBool::new(false);

@@ -6,6 +6,8 @@
 //! The shapes are biased, not restricted: every generator also emits arbitrary strings, numbers
 //! and nesting, so what the library must refuse is exercised as much as what it must accept.
 
+#![forbid(unsafe_code)]
+
 mod checks;
 mod host;
 mod input;

@@ -10,7 +10,7 @@
 //! tell. Where the workqueue mask is absent, the online CPUs that `cpu/isolated` does not list.
 
 use crate::md::CpuSet;
-use crate::sys::{self, Dir, Root};
+use crate::sys::{self, Dir};
 
 /// What the ceiling is computed from; `None` where the kernel does not say.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,8 +37,8 @@ fn set(dir: Option<&Dir>, file: &str, mask: bool) -> Option<CpuSet> {
 }
 
 /// Reads the CPU and node facts under `sys/`: each directory is opened once.
-pub(crate) fn read(sys: &Dir, root: &Root) -> Cpus {
-    let open = |dir| sys.follow(dir, root.sys()).ok();
+pub(crate) fn read(sys: &Dir) -> Cpus {
+    let open = |dir| sys.dir_under(&[dir]).ok().flatten();
     let cpu = open(sys::SYS_CPU);
     let online = set(cpu.as_ref(), "online", false);
     let unbound = online.as_ref().and_then(|online| {

@@ -121,14 +121,8 @@ fn md_name(name: &str) -> bool {
     name.starts_with("md")
 }
 
-/// Reads the host under `root`. The files read are closed together, by the end of the read
-/// (`crate::sys::Batch`), in a few `close_range` calls instead of one `close` each.
+/// Reads the host under `root`.
 pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
-    let _batch = crate::sys::Batch::open();
-    read_host(root, scope)
-}
-
-fn read_host(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory::default();
     for &limit in &scope.speed_limits {
         let path = root.speed_limit(limit);
@@ -146,8 +140,8 @@ fn read_host(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(sys) = root.sys_dir() else {
         return Ok(inv);
     };
-    inv.cpus = super::cpus::read(&sys, root);
-    let Ok(block) = sys.follow("block", root.sys()) else {
+    inv.cpus = super::cpus::read(&sys);
+    let Ok(Some(block)) = sys.dir_under(&["block"]) else {
         return Ok(inv);
     };
     let block_names = block.list().unwrap_or_default();
@@ -161,7 +155,7 @@ fn read_host(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, sys::DEV_MD, "");
-    let mut topology = Topology::new(Devices::new(&sys, &block), &block_names);
+    let mut topology = Topology::new(Devices::new(&sys), &block_names);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
         // md/ is not an md device.

@@ -1,27 +1,24 @@
-//! The floor: the only code that knows descriptors, system calls, `O_*` and errno numbers, and
-//! the rules that keep every read and write inside the root (docs/reference.md §4).
+//! The floor: the only code that knows descriptors, system calls and their flags and error
+//! numbers, and the rules that keep every read and write inside the root (docs/reference.md §4).
+//! Every system call goes through rustix, with typed flags; none is declared by hand.
 //!
 //! Upper steps ask it for named things: the root's paths ([`Root`]), a directory handle that
-//! cannot be walked out of (`Dir`), a file written atomically inside the root, a batch of closes.
-//! It decides nothing about md: what to read or write is the business of the steps above. It
-//! also holds the binary's allocator ([`Arena`]), which only `src/main.rs` installs.
+//! cannot be walked out of (`Dir`), a file written atomically inside the root. How a path is
+//! resolved beneath a directory (`openat2`, or a walk on kernels without it) is chosen once,
+//! inside `resolve`; nothing above this folder asks which. It decides nothing about md: what to
+//! read or write is the business of the steps above.
 
-mod arena;
 mod atomic;
-mod batch;
-mod beneath;
-mod calls;
-mod consts;
 mod dir;
+mod dir_write;
+mod error;
 mod listing;
+mod resolve;
 mod root;
 
-pub use arena::Arena;
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
-pub(crate) use batch::Batch;
-pub(crate) use calls::have_openat2;
-pub(crate) use consts::{leads_out, EBUSY, ENODEV};
 pub(crate) use dir::{trimmed, Dir};
+pub(crate) use error::{leads_out, EBUSY, ENODEV};
 pub use root::Root;
 pub(crate) use root::{
     write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,

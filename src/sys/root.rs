@@ -7,8 +7,8 @@
 //! it, and opens the root and each of them once; the inventory then reads under `sys/` through
 //! directory handles confined to its real path ([`super::dir`]), and every write, its read-back
 //! and the persisted files are opened beneath the descriptor of their top-level directory
-//! ([`super::beneath`]): no path checked earlier is opened again by name. This module does no policy: it does not
-//! decide what to write.
+//! ([`super::resolve`]): no path checked earlier is opened again by name. This module does no
+//! policy: it does not decide what to write.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -16,10 +16,12 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::beneath::open_beneath;
-use super::calls::open_at;
-use super::consts::{absent, leads_out_error, EXDEV, O_DIRECTORY, O_NOFOLLOW, O_TRUNC, O_WRONLY};
+use rustix::fs::{Mode, OFlags, CWD};
+use rustix::io::Errno;
+
 use super::dir::{self, Dir};
+use super::error::{absent, errno, leads_out_error};
+use super::resolve::{open_at, resolve, Links};
 use crate::md::SpeedLimit;
 
 /// The top-level directories of the root that a run reads or writes. Each must resolve inside
@@ -76,12 +78,12 @@ impl Root {
         let text = base
             .to_str()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path is not UTF-8"))?;
-        let fd = Arc::new(open_at(None, text, O_DIRECTORY)?);
+        let fd = Arc::new(open_at(CWD, text, OFlags::DIRECTORY, Mode::empty())?);
         let mut sys = base.join("sys");
         let mut tops = Vec::new();
         for name in TOP_LEVEL {
             // Opened, then its real path checked: what it is now, not what it was at the check.
-            if let Ok(d) = Dir::open_within(&base.join(name), &base) {
+            if let Ok(d) = open_within(&base.join(name), &base) {
                 if name == "sys" {
                     sys = d.path().to_path_buf();
                 }
@@ -96,22 +98,17 @@ impl Root {
         })
     }
 
-    /// The real path of `sys/`: what every directory read under it must stay inside.
-    pub(crate) fn sys(&self) -> &Path {
-        &self.sys
-    }
-
     /// The directory `rel` of the root (`dev/md`), open, when it exists and resolves inside
     /// the root.
     pub(crate) fn dir(&self, rel: &str) -> Option<Dir> {
-        Dir::open_within(&self.base.join(rel), &self.base).ok()
+        open_within(&self.base.join(rel), &self.base).ok()
     }
 
     /// `sys/`, open: the directory [`Root::new`] opened, opened again through its descriptor.
     pub(crate) fn sys_dir(&self) -> io::Result<Dir> {
         match self.top("sys") {
             Some(fd) => Ok(Dir::from_fd(
-                open_at(Some(fd), ".", O_DIRECTORY)?,
+                open_at(fd, ".", OFlags::DIRECTORY, Mode::empty())?,
                 self.sys.clone(),
             )),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
@@ -204,31 +201,37 @@ impl Root {
             .map(|(_, fd)| fd.as_fd())
     }
 
-    /// Opens `rel` ([`super::beneath`]) beneath its top-level directory, or beneath the root
+    /// Opens `rel` ([`super::resolve`]) beneath its top-level directory, or beneath the root
     /// when that did not exist; resolving it out of there is an error saying it leads out of
     /// the root, naming it.
-    fn open_in_root(&self, rel: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    fn open_in_root(&self, rel: &str, flags: OFlags) -> io::Result<OwnedFd> {
         let (top, below) = rel.split_once('/').unwrap_or((rel, "."));
-        match self.top(top) {
-            Some(fd) => open_beneath(fd, below, flags, mode),
-            None => open_beneath(self.fd.as_fd(), rel, flags, mode),
-        }
-        .map_err(|e| refused(e, &self.base.join(rel)))
+        let (at, path) = match self.top(top) {
+            Some(fd) => (fd, below),
+            None => (self.fd.as_fd(), rel),
+        };
+        resolve(at, path, flags, Mode::empty(), Links::Beneath)
+            .map_err(|e| refused(e, &self.base.join(rel)))
     }
 
     /// Opens a kernel value's file beneath its directory: for writing (`O_WRONLY | O_TRUNC`,
     /// never `O_CREAT`: on sysfs a missing file must fail with ENOENT, and a test root made of
     /// regular files needs the truncate, which sysfs ignores), or to read it (back). The last
     /// component is never followed. A path that leads out of `sys/` (an md attribute) or the root
-    /// (a speed limit) is an error of kind [`LeadsOut`](super::consts::LeadsOut).
+    /// (a speed limit) is an error of kind [`LeadsOut`](super::error::LeadsOut).
     pub(crate) fn open_kernel(&self, file: KernelFile<'_>, write: bool) -> io::Result<File> {
-        let flags = O_NOFOLLOW | if write { O_WRONLY | O_TRUNC } else { 0 };
+        let flags = OFlags::NOFOLLOW
+            | if write {
+                OFlags::WRONLY | OFlags::TRUNC
+            } else {
+                OFlags::empty()
+            };
         let fd = match file {
             KernelFile::Md { array, attr } => {
-                self.open_in_root(&format!("sys/block/{array}/md/{attr}"), flags, 0)?
+                self.open_in_root(&format!("sys/block/{array}/md/{attr}"), flags)?
             }
             KernelFile::Limit(l) => {
-                self.open_in_root(&format!("proc/sys/dev/raid/{}", l.name()), flags, 0)?
+                self.open_in_root(&format!("proc/sys/dev/raid/{}", l.name()), flags)?
             }
         };
         Ok(File::from(fd))
@@ -242,7 +245,7 @@ impl Root {
     /// The text of the file `path` (under the root), opened beneath the root, its last
     /// component not followed: the mdmon pid files and process names.
     pub(crate) fn read_text(&self, path: &Path) -> io::Result<String> {
-        let fd = self.open_in_root(self.relative(path)?, O_NOFOLLOW, 0)?;
+        let fd = self.open_in_root(self.relative(path)?, OFlags::NOFOLLOW)?;
         dir::utf8(dir::read_all(File::from(fd))?)
     }
 
@@ -250,7 +253,7 @@ impl Root {
     /// not exist, an error when it leads out of the root.
     pub(crate) fn dir_beneath(&self, path: &Path) -> io::Result<Option<Dir>> {
         let rel = self.relative(path)?;
-        match self.open_in_root(rel, O_DIRECTORY, 0) {
+        match self.open_in_root(rel, OFlags::DIRECTORY) {
             Ok(fd) => Ok(Some(Dir::from_fd(fd, path.to_path_buf()))),
             Err(e) if absent(&e) => Ok(None),
             Err(e) => Err(e),
@@ -279,10 +282,10 @@ impl Root {
                 prefix.push('/');
             }
             prefix.push_str(part);
-            let fd = match self.open_in_root(&prefix, O_DIRECTORY, 0) {
+            let fd = match self.open_in_root(&prefix, OFlags::DIRECTORY) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     held.make_sub(part)?;
-                    self.open_in_root(&prefix, O_DIRECTORY, 0)?
+                    self.open_in_root(&prefix, OFlags::DIRECTORY)?
                 }
                 other => other?,
             };
@@ -295,8 +298,8 @@ impl Root {
 /// `e` from an open beneath a directory; a path that resolves out of it (EXDEV) is said to lead
 /// out of the root, naming `path`.
 fn refused(e: io::Error, path: &Path) -> io::Error {
-    match e.raw_os_error() {
-        Some(EXDEV) => outside(path),
+    match errno(&e) {
+        Some(Errno::XDEV) => outside(path),
         _ => e,
     }
 }
@@ -321,6 +324,29 @@ pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
             format!("{} is a link that leads nowhere: {e}", path.display()),
         )),
     }
+}
+
+/// Opens the directory at `path`, following links, only when its real path (the kernel's name
+/// for what was opened, `/proc/self/fd`; without /proc, resolved in user space) lies inside
+/// `within`.
+fn open_within(path: &Path, within: &Path) -> io::Result<Dir> {
+    let fd = open_at(CWD, path, OFlags::DIRECTORY, Mode::empty())?;
+    let real = rustix::fs::readlinkat(
+        CWD,
+        format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)),
+        Vec::new(),
+    )
+    .map(|t| PathBuf::from(t.to_string_lossy().into_owned()))
+    .or_else(|_| fs::canonicalize(path))?;
+    if !real.starts_with(within) {
+        return Err(leads_out_error(format!(
+            "{} leads out of {} (to {})",
+            path.display(),
+            within.display(),
+            real.display()
+        )));
+    }
+    Ok(Dir::from_fd(fd, real))
 }
 
 fn outside(path: &Path) -> io::Error {

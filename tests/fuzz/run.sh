@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.." || exit
 
 seconds=${FUZZ_SECONDS:-30}
 min_execs=${FUZZ_MIN_EXECS:-10000}
-targets=${FUZZ_TARGETS:-spec_text spec_structured sysfs_values plan allocator}
+targets=${FUZZ_TARGETS:-spec_text spec_structured sysfs_values plan}
 jobs=${FUZZ_JOBS:-2}
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
