@@ -12,6 +12,7 @@
 //! `tests/integration/layouts.rs` reads every layout both ways.
 
 use crate::sys::{trimmed, Dir};
+use std::cell::Cell;
 use std::io;
 use std::path::PathBuf;
 
@@ -21,6 +22,8 @@ pub(crate) struct Device {
     /// the kernel makes the device's own (`md/dev-<name>`, `slaves/<name>`, `block/<name>`).
     pub(crate) name: String,
     at: At,
+    /// Its `mq/` count once read ([`Devices::queues`]): the partition check reads it first.
+    queues: Cell<Option<(u64, u64)>>,
 }
 
 enum At {
@@ -62,6 +65,7 @@ impl<'a> Devices<'a> {
             Some(dir) => Ok(Device {
                 name: name.to_string(),
                 at: At::Open(dir),
+                queues: Cell::new(None),
             }),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
@@ -82,10 +86,13 @@ impl<'a> Devices<'a> {
 
     /// The disk of `dev` when it is a partition (it has a `partition` file): its parent
     /// directory, opened to learn its name from the kernel. The path through links has no
-    /// lexical parent: `..` is resolved beneath `sys/`.
+    /// lexical parent: `..` is resolved beneath `sys/`. A device with `mq/` is a disk, since no
+    /// partition has one: its queue count, which the walk reads next anyway, is read first and
+    /// kept, and the `partition` file is not looked for.
     pub(crate) fn disk_of(&self, dev: &Device) -> io::Result<Option<Device>> {
         let partition = match &dev.at {
             At::Path(p) => self.sys.exists_under(&[p, "partition"])?,
+            At::Open(_) if self.queues(dev)?.0 > 0 => false,
             At::Open(dir) => dir.has("partition"),
         };
         if !partition {
@@ -114,18 +121,20 @@ impl<'a> Devices<'a> {
         }
     }
 
-    /// How many entries subdirectory `sub` of `dev` has, and how many of them `pick` accepts
-    /// (from its link count where that tells: `Dir::count_sub`).
-    pub(crate) fn count(
-        &self,
-        dev: &Device,
-        sub: &str,
-        pick: fn(&str) -> bool,
-    ) -> io::Result<(u64, u64)> {
-        match &dev.at {
-            At::Path(p) => self.sys.count_under(&[p, sub], pick),
-            At::Open(dir) => Ok(dir.count_sub(sub, pick)),
+    /// How many entries `mq/` of `dev` has, and how many of them are numbered queue
+    /// directories (from its link count where that tells: `Dir::count_sub`); read once per
+    /// device.
+    pub(crate) fn queues(&self, dev: &Device) -> io::Result<(u64, u64)> {
+        if let Some(known) = dev.queues.get() {
+            return Ok(known);
         }
+        let numbered = |d: &str| d.parse::<u32>().is_ok();
+        let counted = match &dev.at {
+            At::Path(p) => self.sys.count_under(&[p, "mq"], numbered)?,
+            At::Open(dir) => dir.count_sub("mq", numbered),
+        };
+        dev.queues.set(Some(counted));
+        Ok(counted)
     }
 
     /// Where `dev` is, for messages: its path through links, or its real path.
@@ -140,6 +149,7 @@ impl<'a> Devices<'a> {
         Device {
             name: name.to_string(),
             at: At::Path(path),
+            queues: Cell::new(None),
         }
     }
 }
@@ -149,5 +159,6 @@ fn open(dir: Dir) -> Device {
     Device {
         name: dir.name(),
         at: At::Open(dir),
+        queues: Cell::new(None),
     }
 }

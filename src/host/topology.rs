@@ -187,18 +187,18 @@ impl<'a> Topology<'a> {
                  every path gone?): its own mq/ is no hardware count"
             )));
         }
-        let (entries, dirs) =
-            ok(devices.count(dev, "mq", |d| d.parse::<u32>().is_ok()))?.unwrap_or_default();
+        let (entries, dirs) = ok(devices.queues(dev))?.unwrap_or_default();
         if entries > 0 {
             // Rotational counts as one queue on SCSI disks only (their device has scsi_disk/):
-            // virtio-blk reads rotational 1 and has a hardware queue per virtqueue.
-            let rotational = ok(devices.read(dev, "queue/rotational"))?
-                .flatten()
-                .as_deref()
-                == Some("1")
-                && !ok(devices.list(dev, "device/scsi_disk"))?
-                    .unwrap_or_default()
-                    .is_empty();
+            // virtio-blk reads rotational 1 and has a hardware queue per virtqueue. scsi_disk/
+            // is looked for first: on anything else (NVMe) that one failed open is all.
+            let rotational = !ok(devices.list(dev, "device/scsi_disk"))?
+                .unwrap_or_default()
+                .is_empty()
+                && ok(devices.read(dev, "queue/rotational"))?
+                    .flatten()
+                    .as_deref()
+                    == Some("1");
             let hw_queues = if rotational {
                 kernel::ROTATIONAL_QUEUES
             } else {
