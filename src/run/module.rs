@@ -97,8 +97,7 @@ pub(crate) fn needs_root(denied: bool) -> &'static str {
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
 pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
-    let writes = spec.state != State::Query && !spec.check_mode;
-    if !writes {
+    if !spec.writes() {
         return match spec.state {
             State::Reverted => super::revert::revert(spec, &root),
             State::Present | State::Query => present(spec, &root, Refusal::Input),

@@ -89,6 +89,11 @@ fn is_info_module(map: &Map<String, Json>) -> bool {
 }
 
 impl Spec {
+    /// True if and only if a run of this spec writes: neither `query` nor check mode.
+    pub(crate) fn writes(&self) -> bool {
+        self.state != State::Query && !self.check_mode
+    }
+
     /// Parses and validates the module's input text.
     ///
     /// Text over [`MAX_INPUT`] is refused before it is parsed, and an object that repeats a
