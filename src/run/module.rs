@@ -5,8 +5,8 @@
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::files::{note_failed_reload, remove};
 use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
+use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory, Scope};
 use crate::md::Attr;
