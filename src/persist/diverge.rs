@@ -54,7 +54,7 @@ pub(crate) fn diverged(run: &Plan, persisted: &Plan) -> Vec<Diverged> {
 
 /// The warning a run with diverged settings gives: what the next boot puts back, and the two
 /// ways to make them agree.
-pub(crate) fn warning(diverged: &[Diverged]) -> Option<String> {
+pub(crate) fn diverged_warning(diverged: &[Diverged]) -> Option<String> {
     if diverged.is_empty() {
         return None;
     }
@@ -120,11 +120,11 @@ mod tests {
                 wanted: Value::Int(8192),
             }]
         );
-        assert!(warning(&d)
+        assert!(diverged_warning(&d)
             .unwrap()
             .contains("md0 stripe_cache_size 4096 (this run: 8192)"));
         assert!(diverged(&plan(4096), &plan(4096)).is_empty());
         assert!(diverged(&plan(4096), &Plan::default()).is_empty());
-        assert_eq!(warning(&[]), None);
+        assert_eq!(diverged_warning(&[]), None);
     }
 }

@@ -11,7 +11,7 @@ mod rule;
 mod state;
 
 pub use diverge::Diverged;
-pub(crate) use diverge::{diverged, warning as diverged_warning};
+pub(crate) use diverge::{diverged, diverged_warning};
 pub(crate) use originals::Originals;
 pub use rule::Reload;
 pub(crate) use rule::{reload_udev, RULE_FILE};

@@ -1,5 +1,5 @@
-//! What waits: settings the plan wants but this run must not write, and why (contract section
-//! 4). A held-back setting stays in the plan, so the report shows it and the array is not
+//! What waits: settings the plan wants but this run must not write, and why (docs/reference.md
+//! §4). A held-back setting stays in the plan, so the report shows it and the array is not
 //! compliant; it is never written, and a later run applies it once the reason is gone.
 //!
 //! - While an array reshapes, the writes that suspend it ([`kernel::SUSPENDS_ARRAY`]) and any

@@ -1,82 +1,22 @@
 //! Building the report (docs/reference.md §3) from the inventory, the plan and what applying
-//! did: each setting's `before`, `after`, `changed` and `compliant`, the diff, the `msg`, the
-//! run's `compliant`, and what a failure rolled back or left. Its shape is `super::model`; its
-//! `msg` lines come from `super::msg`. Pure: building a report touches nothing.
-//!
-//! Meaning of `after` per setting: in check mode and `query`, the value the desired state wants;
-//! in a real run, the value in place when the run ended (the old one again after a rollback).
+//! did: each array's part (`super::array`), the system block, the run's `compliant`
+//! (`super::compliance`), and the `msg` (`super::msg`), which a failure replaces with what it
+//! rolled back or left (`super::failure`). Its shape is `super::model`; what a setting's `after`
+//! and `changed` say is `super::setting`. Pure: building a report touches nothing.
 
-use super::model::{ArrayReport, HeldBack, Persist, Report, Restored, Setting};
+use super::array::array;
+use super::compliance::{compliant, nothing_checked};
+use super::failure::failure;
+use super::model::{Persist, Report, Setting};
 use super::msg;
-use crate::apply::{NotRestored, Outcome, Target, Write};
+use super::setting::{Ends, Summary};
+use crate::apply::{Outcome, Target};
 use crate::host::Inventory;
-use crate::md::Value;
-use crate::plan::{Diff, Plan, Source};
-use crate::spec::{Spec, State};
+use crate::plan::{LimitChange, Plan};
+use crate::spec::Spec;
 use std::collections::BTreeMap;
 
-fn restored(w: &Write) -> Restored {
-    let (target, setting) = match &w.target {
-        Target::Md { array, attr } => (array.clone(), attr.name().to_string()),
-        Target::Limit(l) => ("system".to_string(), l.name().to_string()),
-    };
-    Restored {
-        target,
-        setting,
-        value: w.before,
-    }
-}
-
-/// A value a rollback could not put back, with the value the kernel holds now.
-fn not_restored_text(n: &NotRestored) -> String {
-    let (w, e) = (&n.write, &n.error);
-    match n.now {
-        Some(now) if now == w.after => {
-            format!("{} is still {} (was {}): {e}", w.target, w.after, w.before)
-        }
-        Some(now) => format!(
-            "{} is {now} (was {}, this run wrote {}): {e}",
-            w.target, w.before, w.after
-        ),
-        None => format!(
-            "{} holds a value that cannot be read back (was {}, this run wrote {}): {e}",
-            w.target, w.before, w.after
-        ),
-    }
-}
-
-/// One block of the message and the diff: the managed settings of an array, or of the system.
-#[derive(Default)]
-struct Summary {
-    before: String,
-    after: String,
-    due: Vec<String>,
-}
-
-impl Summary {
-    fn add(&mut self, name: &str, before: Value, after: Value) {
-        self.before.push_str(&format!("{name}: {before}\n"));
-        self.after.push_str(&format!("{name}: {after}\n"));
-        if before != after {
-            self.due.push(format!("{name} {before} -> {after}"));
-        }
-    }
-
-    /// When something is due, adds a diff entry with every managed setting as context.
-    fn finish(self, header: &str, diff: &mut Vec<Diff>) {
-        if self.due.is_empty() {
-            return;
-        }
-        diff.push(Diff {
-            before_header: header.to_string(),
-            after_header: header.to_string(),
-            before: self.before,
-            after: self.after,
-        });
-    }
-}
-
-/// Builds the report of a `present` or `query` run.
+/// Builds the report of a `present`, `query` or `reverted` run.
 pub fn build(
     spec: &Spec,
     inv: &Inventory,
@@ -84,200 +24,33 @@ pub fn build(
     outcome: &Outcome,
     persist: Persist,
 ) -> Report {
-    let real_run = spec.state != State::Query && !spec.check_mode;
-    // Where each write ended: in place (changed) or put back.
-    let in_place = |t: &Target| -> Option<bool> {
-        let f = outcome.failure.as_ref();
-        if f.is_some_and(|f| f.not_restored.iter().any(|n| n.write.target == *t)) {
-            return Some(true);
-        }
-        if f.is_some_and(|f| f.rolled_back.iter().any(|w| w.target == *t)) {
-            return Some(false);
-        }
-        outcome
-            .done
-            .iter()
-            .any(|w| w.target == *t)
-            .then_some(f.is_none())
-    };
-    // After a failed rollback, the value the kernel holds now (docs/reference.md §3).
-    let now = |t: &Target| -> Option<Value> {
-        let f = outcome.failure.as_ref()?;
-        f.not_restored.iter().find(|n| n.write.target == *t)?.now
-    };
-    let setting = |t: Target, before: Value, after: Value, source: Option<Source>| -> Setting {
-        let due = before != after;
-        let (after, changed) = if !real_run {
-            (after, due && spec.state != State::Query)
-        } else {
-            match in_place(&t) {
-                Some(true) => (now(&t).unwrap_or(after), true),
-                _ if outcome.failure.is_some() => (before, false),
-                _ => (after, false),
-            }
-        };
-        Setting {
-            before,
-            after,
-            changed,
-            compliant: !due,
-            source,
-            why: None,
-            held_back: None,
-        }
-    };
-
-    let mut arrays = Vec::new();
-    let mut diff = Vec::new();
-    let mut lines = Vec::new();
+    let ends = Ends::new(spec, outcome);
+    let (mut arrays, mut lines, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     for ap in &plan.arrays {
-        let a = &inv.arrays[ap.array];
-        let mut settings = BTreeMap::new();
-        let mut summary = Summary::default();
-        let compliant = ap.is_compliant() || spec.state == State::Reverted;
-        let mut line = msg::Line::new(&a.name, compliant);
-        for c in &ap.changes {
-            let t = Target::Md {
-                array: a.name.clone(),
-                attr: c.attr,
-            };
-            let mut s = setting(t, c.before, c.after, Some(c.source));
-            if c.source == Source::Auto {
-                s.why.clone_from(&ap.why);
-            }
-            // Held back: not written, so `after` is the value that stays in place.
-            if let Some(hold) = c.hold {
-                (s.after, s.changed) = (c.before, false);
-                s.held_back = Some(HeldBack {
-                    reason: hold.reason(a),
-                    wanted: c.after,
-                });
-            }
-            // The diff shows what is (or would be) different: nothing after a full rollback.
-            summary.add(c.attr.name(), c.before, s.after);
-            settings.insert(c.attr.name(), s);
-            line.add(c.attr.name(), c.before, c.after, c.hold);
-        }
-        // Skipped with a warning: an array that cannot be read, queues that cannot be found.
-        if let Some(why) = &a.unreadable {
-            line.skipped("", why);
-        } else {
-            for s in ap.skipped.iter().filter(|s| s.source == Source::Auto) {
-                line.skipped(s.setting.name(), &s.reason);
-            }
-        }
-        lines.push(line);
-        summary.finish(&a.name, &mut diff);
-        arrays.push(ArrayReport {
-            name: a.name.clone(),
-            devname: a.devnames.first().cloned(),
-            uuid: a.mdadm_uuid(),
-            level: a.level.clone(),
-            array_state: a.array_state.clone(),
-            members: a.members.clone(),
-            hw_queues: ap.hw_queues,
-            sync: a.sync.clone(),
-            settings,
-            skipped: ap.skipped.clone(),
-            // Never vacuous: values that could not be read are not known to match.
-            compliant: ap.is_compliant() && a.unreadable.is_none(),
-        });
+        let part = array(&inv.arrays[ap.array], ap, spec.state, &ends);
+        arrays.push(part.report);
+        lines.push(part.line);
+        diff.extend(part.diff);
     }
-    let mut system = BTreeMap::new();
-    let mut summary = Summary::default();
-    for l in &plan.limits {
-        let s = setting(Target::Limit(l.limit), l.before, l.after, None);
-        summary.add(l.limit.name(), l.before, s.after);
-        system.insert(l.limit.name(), s);
-    }
-    let quiet = match spec.state {
-        State::Reverted => "at their saved values",
-        _ => "compliant",
-    };
-    let (mut msgs, rest) = msg::arrays(&lines, quiet);
-    if !summary.due.is_empty() {
-        msgs.push(format!("system: {}", summary.due.join(", ")));
-    }
-    msgs.extend(rest);
-    summary.finish("system", &mut diff);
-    let removing = spec.persist == Some(false);
-    msgs.extend(msg::persisted(&persist, spec.state, real_run, removing));
-    if msgs.is_empty() {
-        msgs.push(if spec.state == State::Reverted {
-            "no saved originals to restore, no persisted file to remove".into()
-        } else {
-            "no md arrays selected".into()
-        });
-    }
-
-    // Compliant (docs/reference.md §3): something was checked, every array's values were read
-    // and match, and the persisted files match what `persist` asks (or, unset, do not diverge).
+    let (system, summary) = system(&plan.limits, &ends);
+    let compliant = compliant(spec.state, plan, &arrays, &persist);
+    let mut msg = msg::message(spec, &lines, &summary.due, &persist, compliant);
+    diff.extend(summary.finish("system"));
     let mut warnings = plan.warnings.clone();
-    let checked = !plan.arrays.is_empty() || !plan.limits.is_empty();
-    if !checked && spec.state != State::Reverted {
-        warnings.push(
-            "nothing was checked: no md array is selected and no system setting is managed, \
-             so this run is not compliant"
-                .into(),
-        );
+    warnings.extend(nothing_checked(spec.state, plan));
+    let (mut rolled_back, mut not_restored) = (None, None);
+    if let Some(f) = &outcome.failure {
+        let said = failure(f, &persist.left);
+        (msg, rolled_back, not_restored) = (said.msg, Some(said.rolled_back), said.not_restored);
     }
-    let compliant = (checked || spec.state == State::Reverted)
-        && plan.is_compliant()
-        && arrays.iter().all(|a| a.compliant)
-        && persist.files.is_empty()
-        && persist.left.is_empty()
-        && persist.diverged.is_empty()
-        && !persist.unknown;
-    let failed = outcome.failure.is_some() || !persist.left.is_empty();
     let settings_changed = arrays
         .iter()
         .flat_map(|a| a.settings.values())
         .chain(system.values())
         .any(|s| s.changed);
-    let body = msgs.join("; ");
-    let mut msg = match (spec.state, real_run) {
-        (State::Query, _) if compliant => format!("compliant: {body}"),
-        (State::Query, _) => format!("not compliant: {body}"),
-        (State::Reverted, true) if !persist.left.is_empty() => format!("restored: {body}"),
-        (State::Reverted, true) => format!("reverted: {body}"),
-        (State::Reverted, false) => format!("check mode: would revert: {body}"),
-        (State::Present, true) => body,
-        (State::Present, false) => format!("check mode: {body}"),
-    };
-    if !persist.left.is_empty() {
-        let what = if spec.state == State::Reverted {
-            "revert"
-        } else {
-            "persist: false"
-        };
-        msg = format!(
-            "{what} stopped part-way: NOT REMOVED: {}; {msg}",
-            persist.left.join("; ")
-        );
-    }
-    let (mut rolled_back, mut not_restored) = (None, None);
-    if let Some(f) = &outcome.failure {
-        msg = f.error.to_string();
-        if !f.rolled_back.is_empty() {
-            let what: Vec<String> = f.rolled_back.iter().map(|w| w.target.to_string()).collect();
-            msg.push_str(&format!("; rolled back: {}", what.join(", ")));
-        }
-        let left: Vec<String> = f.not_restored.iter().map(not_restored_text).collect();
-        if left.is_empty() {
-            msg.push_str("; no value is left changed");
-        } else {
-            msg.push_str(&format!("; NOT RESTORED: {}", left.join("; ")));
-            not_restored = Some(left);
-        }
-        // A failed persist whose undo failed: these files still hold the new state.
-        if !persist.left.is_empty() {
-            msg.push_str(&format!("; NOT UNDONE: {}", persist.left.join("; ")));
-        }
-        rolled_back = Some(f.rolled_back.iter().map(restored).collect());
-    }
     Report {
         changed: settings_changed || persist.changed,
-        failed,
+        failed: outcome.failure.is_some() || !persist.left.is_empty(),
         msg,
         state: spec.state.name(),
         check_mode: spec.check_mode,
@@ -292,12 +65,24 @@ pub fn build(
     }
 }
 
+/// The system block: each managed speed limit's entry, and its block of the diff and the `msg`.
+fn system(limits: &[LimitChange], ends: &Ends) -> (BTreeMap<&'static str, Setting>, Summary) {
+    let mut system = BTreeMap::new();
+    let mut summary = Summary::default();
+    for l in limits {
+        let s = ends.setting(&Target::Limit(l.limit), l.before, l.after, None);
+        summary.add(l.limit.name(), l.before, s.after);
+        system.insert(l.limit.name(), s);
+    }
+    (system, summary)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::{ApplyError, Failure};
+    use crate::apply::{ApplyError, Failure, Write};
     use crate::host::fixtures::{host, raid};
-    use crate::md::Attr;
+    use crate::md::{Attr, SpeedLimit, Value};
     use serde_json::json;
     use std::io;
 
@@ -351,7 +136,7 @@ mod tests {
             done: vec![done.clone()],
             failure: Some(Failure {
                 error: ApplyError::Write {
-                    target: Target::Limit(crate::md::SpeedLimit::Max),
+                    target: Target::Limit(SpeedLimit::Max),
                     value: Value::Int(1),
                     source: io::Error::from_raw_os_error(22),
                 },
@@ -368,6 +153,29 @@ mod tests {
             ("md0", "group_thread_cnt")
         );
         assert!(r.msg.contains("speed_limit_max"), "{}", r.msg);
+    }
+
+    #[test]
+    fn the_system_block_holds_each_managed_limit_and_names_those_due() {
+        let limits = [SpeedLimit::Min, SpeedLimit::Max].map(|limit| LimitChange {
+            limit,
+            before: Value::Int(1000),
+            after: Value::Int(if limit == SpeedLimit::Max { 5000 } else { 1000 }),
+        });
+        let spec = spec(json!({"check_mode": true}));
+        let outcome = Outcome::default();
+        let (system, summary) = system(&limits, &Ends::new(&spec, &outcome));
+        assert_eq!(
+            system.keys().copied().collect::<Vec<_>>(),
+            ["speed_limit_max", "speed_limit_min"]
+        );
+        let max = &system["speed_limit_max"];
+        assert_eq!(
+            (max.after, max.changed, max.source),
+            (Value::Int(5000), true, None)
+        );
+        assert!(!system["speed_limit_min"].changed);
+        assert_eq!(summary.due, ["speed_limit_max 1000 -> 5000"]);
     }
 
     #[test]

@@ -1,13 +1,69 @@
-//! The `msg` of a report (docs/reference.md §3): one line a person reads first. It names only
-//! the arrays that need a look: those that changed (or would, or are due), whose settings are
-//! held back (each with a short why), that were skipped with a warning, or that are not
-//! compliant for another reason; the rest are counted (`12 arrays compliant`). Revert names the
-//! arrays and settings it restores and says what it removed by what it is, not by path. Pure.
+//! The `msg` of a report (docs/reference.md §3): one line a person reads first. A head says what
+//! kind of run it was (`check mode: `, `compliant: `, `reverted: `; none for a run that wrote),
+//! then come the arrays that need a look: those that changed (or would, or are due), whose
+//! settings are held back (each with a short why), that were skipped with a warning, or that are
+//! not compliant for another reason; then what is due on the system, the rest of the arrays
+//! counted (`12 arrays compliant`), and the persisted files. Revert names the arrays and settings
+//! it restores and says what it removed by what it is, not by path; a removal that stopped
+//! part-way is said first. Pure. The `msg` of a run whose writes failed is `super::failure`'s.
 
 use super::model::Persist;
 use crate::md::Value;
 use crate::plan::Hold;
-use crate::spec::State;
+use crate::spec::{Spec, State};
+
+/// The `msg` of a run that did not fail: `lines` are the arrays', in plan order; `system_due`
+/// the system settings that are (or would be) different; `compliant` the run's.
+pub(super) fn message(
+    spec: &Spec,
+    lines: &[Line],
+    system_due: &[String],
+    persist: &Persist,
+    compliant: bool,
+) -> String {
+    let body = body(spec, lines, system_due, persist);
+    let msg = match (spec.state, spec.writes()) {
+        (State::Query, _) if compliant => format!("compliant: {body}"),
+        (State::Query, _) => format!("not compliant: {body}"),
+        (State::Reverted, true) if !persist.left.is_empty() => format!("restored: {body}"),
+        (State::Reverted, true) => format!("reverted: {body}"),
+        (State::Reverted, false) => format!("check mode: would revert: {body}"),
+        (State::Present, true) => body,
+        (State::Present, false) => format!("check mode: {body}"),
+    };
+    if persist.left.is_empty() {
+        return msg;
+    }
+    let what = match spec.state {
+        State::Reverted => "revert",
+        _ => "persist: false",
+    };
+    format!(
+        "{what} stopped part-way: NOT REMOVED: {}; {msg}",
+        persist.left.join("; ")
+    )
+}
+
+/// The message after its head: every part, or, when there is none, that there was nothing to do.
+fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -> String {
+    let quiet = match spec.state {
+        State::Reverted => "at their saved values",
+        _ => "compliant",
+    };
+    let (mut parts, rest) = arrays(lines, quiet);
+    if !system_due.is_empty() {
+        parts.push(format!("system: {}", system_due.join(", ")));
+    }
+    parts.extend(rest);
+    parts.extend(persisted(persist, spec));
+    if parts.is_empty() {
+        parts.push(match spec.state {
+            State::Reverted => "no saved originals to restore, no persisted file to remove".into(),
+            _ => "no md arrays selected".into(),
+        });
+    }
+    parts.join("; ")
+}
 
 /// What the message says about one array.
 #[derive(Debug, Default)]
@@ -82,11 +138,12 @@ pub(super) fn arrays(lines: &[Line], quiet: &str) -> (Vec<String>, Option<String
 /// The parts for the persisted files: what was (or would be) written or removed, what the next
 /// boot would put back otherwise than this run, and the udev reload that ran. A removal (a
 /// revert, `persist: false`) names the files by what they are; a write names their paths.
-pub(super) fn persisted(p: &Persist, state: State, real_run: bool, removing: bool) -> Vec<String> {
+fn persisted(p: &Persist, spec: &Spec) -> Vec<String> {
+    let removing = spec.persist == Some(false);
     let mut parts = Vec::new();
     if !p.files.is_empty() {
         let files = p.files.join(", ");
-        parts.push(match (state, real_run) {
+        parts.push(match (spec.state, spec.writes()) {
             (State::Query, _) => format!("persist due: {files}"),
             (State::Reverted, true) => format!("removed {}", removed(&p.files)),
             (State::Reverted, false) => format!("would remove {}", removed(&p.files)),
@@ -146,6 +203,92 @@ fn removed(files: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn spec(input: serde_json::Value) -> Spec {
+        Spec::from_json(&input.to_string()).unwrap()
+    }
+
+    /// md0 due (0 -> 8), md1 compliant.
+    fn two_lines() -> Vec<Line> {
+        let mut due = Line::new("md0", false);
+        due.add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
+        vec![due, Line::new("md1", true)]
+    }
+
+    #[test]
+    fn the_head_says_what_kind_of_run_it_was() {
+        let (lines, none) = (two_lines(), Persist::default());
+        let msg = |input, compliant| message(&spec(input), &lines, &[], &none, compliant);
+        let body = "md0: group_thread_cnt 0 -> 8; 1 array compliant";
+        assert_eq!(msg(json!({}), false), body);
+        assert_eq!(
+            msg(json!({"check_mode": true}), false),
+            format!("check mode: {body}")
+        );
+        assert_eq!(
+            msg(json!({"state": "query"}), false),
+            format!("not compliant: {body}")
+        );
+        assert_eq!(
+            msg(json!({"state": "query"}), true),
+            format!("compliant: {body}")
+        );
+        let revert = "md0: group_thread_cnt 0 -> 8; 1 array at their saved values";
+        assert_eq!(
+            msg(json!({"state": "reverted"}), false),
+            format!("reverted: {revert}")
+        );
+        assert_eq!(
+            msg(json!({"state": "reverted", "check_mode": true}), false),
+            format!("check mode: would revert: {revert}")
+        );
+    }
+
+    #[test]
+    fn the_system_comes_after_the_named_arrays_and_the_files_last() {
+        let persist = Persist {
+            files: vec!["/etc/mdtune/mdtune.json".into()],
+            ..Persist::default()
+        };
+        let due = ["speed_limit_max 200000 -> 5000".to_string()];
+        assert_eq!(
+            message(&spec(json!({})), &two_lines(), &due, &persist, false),
+            "md0: group_thread_cnt 0 -> 8; system: speed_limit_max 200000 -> 5000; \
+             1 array compliant; persisted /etc/mdtune/mdtune.json"
+        );
+    }
+
+    #[test]
+    fn a_run_with_nothing_to_say_says_there_was_nothing_to_do() {
+        let none = Persist::default();
+        let msg = |input| message(&spec(input), &[], &[], &none, false);
+        assert_eq!(msg(json!({})), "no md arrays selected");
+        assert_eq!(
+            msg(json!({"state": "reverted"})),
+            "reverted: no saved originals to restore, no persisted file to remove"
+        );
+    }
+
+    #[test]
+    fn a_removal_that_stopped_part_way_is_said_first() {
+        let persist = Persist {
+            files: vec!["/etc/udev/rules.d/90-mdtune.rules".into()],
+            left: vec!["/etc/mdtune/mdtune.json: busy".into()],
+            ..Persist::default()
+        };
+        let msg = |input| message(&spec(input), &[], &[], &persist, false);
+        assert_eq!(
+            msg(json!({"persist": false})),
+            "persist: false stopped part-way: NOT REMOVED: /etc/mdtune/mdtune.json: busy; \
+             removed the udev rule"
+        );
+        assert_eq!(
+            msg(json!({"state": "reverted"})),
+            "revert stopped part-way: NOT REMOVED: /etc/mdtune/mdtune.json: busy; \
+             restored: removed the udev rule"
+        );
+    }
 
     #[test]
     fn only_arrays_that_need_a_look_are_named_and_the_rest_counted() {

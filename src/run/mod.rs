@@ -1,17 +1,16 @@
 //! One run, from input to report, and the edge that ends it (docs/reference.md §1): `module`
 //! validates the input and the root, reads the host, plans, takes the lock, reads and plans
 //! again, applies, persists or reverts, and builds the report; `udev` is the persisted rule's
-//! entry point; `show` gathers what `mdtune --show` prints (a query, read
-//! only); `revert` is `state: reverted`, `files` the removal of persisted files it shares
-//! with `persist: false`; `lock` is the host-wide lock; `error` why a run stopped, `exit` the
-//! exit status, the failure object and the panic hook. Glue: each decision lives in the step
-//! named after it.
+//! entry point; `show` gathers what `mdtune --show` prints (a query, read only); `revert` is
+//! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
+//! `lock` is the host-wide lock; `error` why a run stopped, `exit` the exit status, the failure
+//! object and the panic hook. Glue: each decision lives in the step named after it.
 
 mod error;
 mod exit;
-mod files;
 mod lock;
 mod module;
+mod removal;
 mod revert;
 mod show;
 mod udev;

@@ -5,8 +5,8 @@
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::files::{note_failed_reload, remove};
 use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
+use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory, Scope};
 use crate::md::Attr;
@@ -97,8 +97,7 @@ pub(crate) fn needs_root(denied: bool) -> &'static str {
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
 pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
-    let writes = spec.state != State::Query && !spec.check_mode;
-    if !writes {
+    if !spec.writes() {
         return match spec.state {
             State::Reverted => super::revert::revert(spec, &root),
             State::Present | State::Query => present(spec, &root, Refusal::Input),

@@ -3,7 +3,7 @@
 //! removed even when a later step fails.
 
 use super::error::RunError;
-use super::files::{note_failed_reload, remove};
+use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
 use crate::persist::{self, Originals};

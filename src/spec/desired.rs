@@ -15,11 +15,11 @@ use std::path::PathBuf;
 
 use super::entry::parse_entry;
 pub(crate) use super::entry::{Entry, NameSelector};
-use super::input::{check_keys, invalid};
-pub(crate) use super::input::{parse_bool, parse_int, SpecError, Want};
 use super::policy::parse_policy;
 pub(crate) use super::policy::{AutoParams, ThreadPolicy};
-use super::strict::{repeated_key, MAX_INPUT};
+use super::raw::{repeated_key, MAX_INPUT};
+use super::values::{check_keys, invalid};
+pub(crate) use super::values::{parse_bool, parse_int, SpecError, Want};
 
 /// What the run does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +89,11 @@ fn is_info_module(map: &Map<String, Json>) -> bool {
 }
 
 impl Spec {
+    /// True if and only if a run of this spec writes: neither `query` nor check mode.
+    pub(crate) fn writes(&self) -> bool {
+        self.state != State::Query && !self.check_mode
+    }
+
     /// Parses and validates the module's input text.
     ///
     /// Text over [`MAX_INPUT`] is refused before it is parsed, and an object that repeats a

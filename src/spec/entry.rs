@@ -2,7 +2,7 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
-use super::input::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
+use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
 use crate::md::{Attr, Kind, Value};
 use glob::Pattern;

@@ -2,7 +2,7 @@
 //! none, as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and
 //! `combine` (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
 
-use super::input::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
+use super::values::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
 use crate::md::Value;
 use serde_json::Value as Json;
 

@@ -1,4 +1,4 @@
-//! One run at a time per host (contract section 4): the lock under `run/` serialises concurrent
+//! One run at a time per host (docs/reference.md §4): the lock under `run/` serialises concurrent
 //! runs of the real binary, and a run that cannot get it within its bounded wait fails with a
 //! message a person can act on, having written nothing.
 

@@ -1,7 +1,8 @@
 //! Fault injection with real failures, not mocks: writes the kernel refuses, values it does not
 //! keep, arrays that vanish mid-run and rollbacks that fail themselves. Each test is named after
-//! the promise of contract section 4 it checks ("if any write fails, restore every value this run
-//! changed, newest first, then fail; nothing is left half-applied without saying so").
+//! the promise of docs/reference.md §4 it checks (all or nothing: if any write fails, every value
+//! this run changed is restored, newest first, then the run fails; nothing is left half-applied
+//! without saying so).
 //!
 //! The failures are made with the operating system's own mechanisms: an unprivileged user
 //! (`setpriv`) meeting a root-owned read-only file, a FIFO fed by a thread standing in for a

@@ -1,4 +1,4 @@
-//! The layouts real hosts have (issue 11, contract sections 2, 4 and 5), one test per promise,
+//! The layouts real hosts have (issue 11, docs/reference.md §2, §4 and §5), one test per promise,
 //! through the real binary on fake roots that mirror the kernel's sysfs layout: partitions deep in
 //! the stack, member roles, NUMA, rotational disks behind SAS HBAs, reshapes, external metadata
 //! and mdmon, values the kernel prints negative or not at all, and rollback order.

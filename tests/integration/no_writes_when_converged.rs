@@ -1,4 +1,4 @@
-//! "Read before write" (contract section 4), checked from the outside: on a host already in the
+//! "Read before write" (docs/reference.md §4), checked from the outside: on a host already in the
 //! desired state a run opens no sysfs or procfs file for writing. The binary runs under strace,
 //! which records every open; a test that only compared file contents could not see a write of
 //! the value already in place, which is exactly the write that pauses an array on Linux 6.7+.

@@ -16,16 +16,20 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-/// One host with every layout `layouts.rs` builds, each array named after its layout:
-/// md0 raid5 over LVM on NVMe partitions; md10/md11 raid1 of partitions under the raid5 md12;
-/// md20 raid5 over partitions of NVMe multipath heads; md30 raid5 with a rebuilding member, a
-/// spare, a journal and a faulty member; md40 raid6 of rotational disks behind a 48-queue SAS HBA
-/// and md41 raid5 of SAS SSDs on the same kind of HBA; md50 reshaping, md51 with a frozen
-/// reshape position; md127 an IMSM container holding md126 and md125 (no mdmon); md60 raid6
-/// over dm-multipath; md61 raid1 whose sync_speed_max reads -1; md62 an array that reads
-/// empty; md63 raid10 over NVMe multipath heads, mid-resync.
+/// One host with every layout `layouts.rs` builds, each array named after its layout: block
+/// stacks, member roles and HBAs, reshapes and an IMSM container, multipath and odd values.
 fn layouts_host(dir: &Path) -> FakeRoot {
     let mut r = FakeRoot::new(dir, 64);
+    stacks(&mut r);
+    roles_and_hbas(&mut r);
+    reshapes_and_container(&mut r);
+    multipath_and_odd_values(&mut r);
+    r
+}
+
+/// md0 raid5 over LVM on NVMe partitions; md10/md11 raid1 of partitions under the raid5 md12;
+/// md20 raid5 over partitions of NVMe multipath heads.
+fn stacks(r: &mut FakeRoot) {
     let lvs: Vec<String> = (0..3)
         .map(|c| {
             let disk = r.nvme(c, 8);
@@ -58,6 +62,11 @@ fn layouts_host(dir: &Path) -> FakeRoot {
         })
         .collect();
     r.md("md20", &MdSpec::level("raid5", 5), &refs(&heads));
+}
+
+/// md30 raid5 with a rebuilding member, a spare, a journal and a faulty member; md40 raid6 of
+/// rotational disks behind a 48-queue SAS HBA and md41 raid5 of SAS SSDs on the same kind of HBA.
+fn roles_and_hbas(r: &mut FakeRoot) {
     let nvme: Vec<String> = (40..44).map(|c| r.nvme(c, 8)).collect();
     let (spare, journal, faulty) = (r.scsi("sda", 1), r.scsi("sdb", 1), r.scsi("sdc", 1));
     r.md_with(
@@ -83,6 +92,11 @@ fn layouts_host(dir: &Path) -> FakeRoot {
         .map(|n| r.scsi(n, 48))
         .collect();
     r.md("md41", &MdSpec::level("raid5", 8), &refs(&ssds));
+}
+
+/// md50 reshaping, md51 with a frozen reshape position; md127 an IMSM container holding md126
+/// and md125 (no mdmon).
+fn reshapes_and_container(r: &mut FakeRoot) {
     let grow: Vec<String> = (50..54).map(|c| r.nvme(c, 8)).collect();
     r.md(
         "md50",
@@ -106,6 +120,11 @@ fn layouts_host(dir: &Path) -> FakeRoot {
         &MdSpec::imsm_member("md127", 1, 0x125),
         &refs(&vroc),
     );
+}
+
+/// md60 raid6 over dm-multipath; md61 raid1 whose sync_speed_max reads -1; md62 an array that
+/// reads empty; md63 raid10 over NVMe multipath heads, mid-resync.
+fn multipath_and_odd_values(r: &mut FakeRoot) {
     let mpaths: Vec<String> = (0..4u8)
         .map(|i| {
             let a = r.scsi(&format!("sdm{}", (b'a' + 2 * i) as char), 16);
@@ -128,7 +147,6 @@ fn layouts_host(dir: &Path) -> FakeRoot {
     log.sync_completed = "1048576 / 4194304".into();
     log.sync_speed = "187000".into();
     r.md("md63", &log, &refs(&log_heads));
-    r
 }
 
 fn refs(v: &[String]) -> Vec<&str> {

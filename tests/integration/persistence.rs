@@ -1,4 +1,4 @@
-//! Persistence and revert (contract section 6), through the real binary on fake roots: a persist
+//! Persistence and revert (docs/reference.md §6), through the real binary on fake roots: a persist
 //! run, a converged second run, a simulated reboot, the udev replay for one array, a repeated
 //! udev event, revert and a second revert.
 
@@ -406,7 +406,8 @@ fn udev_never_writes_its_log_through_a_kmsg_link() {
     let real_dev = dir.join("dev.real");
     fs::rename(dir.join("dev"), &real_dev).unwrap();
     std::os::unix::fs::symlink(&other, dir.join("dev")).unwrap();
-    // A top-level directory outside the root makes the root unusable (contract section 4): exit 2.
+    // A top-level directory outside the root makes the root unusable (docs/reference.md §4):
+    // exit 2.
     assert_eq!(udev(&dir, "md0").0, 2);
     assert_eq!(
         fs::read_to_string(other.join("kmsg")).unwrap(),

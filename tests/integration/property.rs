@@ -483,34 +483,13 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
     if state == "query" && report["changed"] == true {
         ctx.fail("a query said changed", &report);
     }
-    let root = host.root.as_path();
-    for (target, setting, b, a, changed) in settings(&report) {
-        let Some(was) = read_value_in(&before, &target, &setting) else {
-            ctx.fail(
-                &format!("{target} {setting}: reported, but no such file"),
-                &report,
-            );
-        };
-        if report_value(&b) != was {
-            ctx.fail(
-                &format!("{target} {setting}: before {b} but the file held {was}"),
-                &report,
-            );
-        }
-        let now = read_value(root, &target, &setting);
-        if real && code == Exit::Ok && report_value(&a) != now {
-            ctx.fail(
-                &format!("{target} {setting}: after {a} but the file holds {now}"),
-                &report,
-            );
-        }
-        if real && code == Exit::Ok && changed != (was != now) {
-            ctx.fail(
-                &format!("{target} {setting}: changed {changed}, file {was} -> {now}"),
-                &report,
-            );
-        }
-    }
+    check_settings(
+        host.root.as_path(),
+        &before,
+        &report,
+        real && code == Exit::Ok,
+        ctx,
+    );
     if code == Exit::Ok && state != "reverted" {
         check_compliant(&before, &report, ctx);
         check_diverged(persisted.as_ref(), &report, ctx);
@@ -526,19 +505,63 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
             );
         }
     }
-    // A successful real present run converges: a fresh query then says compliant.
     if real && state == "present" && code == Exit::Ok {
-        let mut q = input.clone();
-        q["state"] = json!("query");
-        let (q, _) = execute(binary, &q);
-        if q["compliant"] != true && !cannot_comply(host, &after, &q) {
+        check_converged(host, binary, input, &after, &report, ctx);
+    }
+    (report, code)
+}
+
+/// Each setting the report names against the files: `before` is what the file held before the
+/// run and, when `written` (the run was real and succeeded), `after` is what the file holds now
+/// and `changed` says whether it changed.
+fn check_settings(root: &Path, before: &Tree, report: &Value, written: bool, ctx: &Ctx) {
+    for (target, setting, b, a, changed) in settings(report) {
+        let Some(was) = read_value_in(before, &target, &setting) else {
             ctx.fail(
-                &format!("not compliant right after a present run: {q}"),
-                &report,
+                &format!("{target} {setting}: reported, but no such file"),
+                report,
+            );
+        };
+        if report_value(&b) != was {
+            ctx.fail(
+                &format!("{target} {setting}: before {b} but the file held {was}"),
+                report,
+            );
+        }
+        let now = read_value(root, &target, &setting);
+        if written && report_value(&a) != now {
+            ctx.fail(
+                &format!("{target} {setting}: after {a} but the file holds {now}"),
+                report,
+            );
+        }
+        if written && changed != (was != now) {
+            ctx.fail(
+                &format!("{target} {setting}: changed {changed}, file {was} -> {now}"),
+                report,
             );
         }
     }
-    (report, code)
+}
+
+/// A successful real present run converges: a fresh query then says compliant.
+fn check_converged(
+    host: &Host,
+    binary: bool,
+    input: &Value,
+    after: &Tree,
+    report: &Value,
+    ctx: &Ctx,
+) {
+    let mut q = input.clone();
+    q["state"] = json!("query");
+    let (q, _) = execute(binary, &q);
+    if q["compliant"] != true && !cannot_comply(host, after, &q) {
+        ctx.fail(
+            &format!("not compliant right after a present run: {q}"),
+            report,
+        );
+    }
 }
 
 /// Reads a setting's value from a tree taken before the run.

@@ -1,4 +1,4 @@
-//! What a hostile input or a hostile root cannot make mdtune do (contract sections 2 and 4,
+//! What a hostile input or a hostile root cannot make mdtune do (docs/reference.md §2 and §4,
 //! docs/reliability.md): write through a link out of `sys/`, treat a device outside `sys/` as an
 //! array, accept a selector or a udev name that could walk out of `sys/block`, write an attribute
 //! outside the fixed list, start another program, or write anywhere but the paths the contract
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
-/// The md attributes mdtune may write (contract section 4: a fixed list).
+/// The md attributes mdtune may write (docs/reference.md §4: a fixed list).
 const FIXED: &[&str] = &[
     "group_thread_cnt",
     "stripe_cache_size",
@@ -479,9 +479,10 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
 /// are read through any symlink, also one leading out of the root, and their text is copied into
 /// the report (`level`, `array_state`) or into the error message (a value that does not parse).
 /// Whoever can write the root (a container's or chroot's owner, see docs/reliability.md) can
-/// make a root-run mdtune print any file of the host, e.g. /etc/shadow. Contract section 4:
-/// "Never follow a selector or a link out of sys/ under root". Expected: such a file is refused
-/// (or treated as absent) and its content never appears in the output.
+/// make a root-run mdtune print any file of the host, e.g. /etc/shadow. docs/reference.md §4,
+/// "Confined to the root": every top-level directory used must resolve inside the root, and md
+/// files are read with `O_NOFOLLOW`. Expected: such a file is refused (or treated as absent) and
+/// its content never appears in the output.
 #[test]
 fn files_read_under_sys_are_never_read_through_a_link_out_of_the_root() {
     let top = scratch("read-out");

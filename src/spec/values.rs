@@ -1,7 +1,8 @@
 //! Typed values as playbooks and pillars send them: `8` and `"8"` are the integer 8, `yes` and
 //! `true` are booleans, and every refusal is a [`SpecError`] naming the key, the value and what is
 //! allowed. The building blocks that [`desired`](super::desired), [`entry`](super::entry) and
-//! [`policy`](super::policy) validate their keys with; this module knows no key of its own.
+//! [`policy`](super::policy) validate their keys with; this module knows no key of its own. The
+//! values the kernel prints are `crate::md`'s.
 
 use crate::md::Value;
 use serde_json::{Map, Value as Json};
