@@ -4,8 +4,8 @@
 //! the root or out; a link that stays inside the root is followed. All through the real binary on
 //! fake roots.
 
-use crate::common::fakeroot::demo_host;
 use crate::common::{bin, run, run_args, scratch, snapshot};
+use mdtune_fakeroot::demo_host;
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;

@@ -1,8 +1,8 @@
 //! The module contract (sections 1-5), one test per promise, run through the real binary on fake
 //! roots that mirror the kernel's sysfs layout.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
 

@@ -3,11 +3,11 @@
 //! compliant, persistence never silently diverges from the live host, and revert and rollback
 //! say exactly what they did. Each test runs the real binary on a fake root.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{
     assert_same_values, bin, kernel_snapshot, run, run_args, run_unprivileged, scratch, Run,
 };
 use crate::faults::{run_fed, Step};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};

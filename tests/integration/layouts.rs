@@ -3,8 +3,8 @@
 //! the stack, member roles, NUMA, rotational disks behind SAS HBAs, reshapes, external metadata
 //! and mdmon, values the kernel prints negative or not at all, and rollback order.
 
-use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
 use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch};
+use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -697,7 +697,7 @@ fn the_committed_demo_host_reads_as_the_builder_makes_it() {
     // holders/, slaves/ or scsi_disk/ entry). It must read as the builder's host does, so that
     // a change to the builder is a change to the demo too.
     let built = scratch("demo-built");
-    crate::common::fakeroot::demo_host(&built);
+    mdtune_fakeroot::demo_host(&built);
     let committed = scratch("demo-committed");
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo-host/.");
     let copied = Command::new("cp")

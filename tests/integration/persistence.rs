@@ -2,10 +2,10 @@
 //! run, a converged second run, a simulated reboot, the udev replay for one array, a repeated
 //! udev event, revert and a second revert.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{
     assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot, spawn_fresh_copy,
 };
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

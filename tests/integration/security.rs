@@ -4,8 +4,8 @@
 //! outside the fixed list, start another program, or write anywhere but the paths the contract
 //! names. All through the real binary on fake roots.
 
-use crate::common::fakeroot::{self, demo_host, FakeRoot, MdSpec};
 use crate::common::{bin, run, run_args, scratch};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -574,7 +574,7 @@ fn a_device_stack_that_loops_or_leaves_sys_does_not_hang_or_escape_the_run() {
         (&db, &db, &b),
     ] {
         // Relative, as the kernel makes every sysfs link.
-        fakeroot::link(&from.join("slaves").join(name), to);
+        mdtune_fakeroot::link(&from.join("slaves").join(name), to);
     }
     // dm-2 has one lower device outside the root.
     let c = r.dm_linear(2, &[]);

@@ -1,7 +1,6 @@
-//! Shared support for the integration tests: fake roots and running the real binary.
+//! Shared support for the integration tests: scratch roots and running the real binary. The
+//! fake hosts in the roots are built by `mdtune_fakeroot` (tests/fakeroot).
 #![allow(dead_code)]
-
-pub mod fakeroot;
 
 use serde_json::Value;
 use std::io::Write;
