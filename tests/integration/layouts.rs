@@ -493,7 +493,7 @@ fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
 /// Runs `mdtune -` with `input` under strace, tracing `openat2` and the calls in `missing`, each
 /// of which fails with ENOSYS, as on an older kernel (`openat2` before 5.6, `close_range` before
 /// 5.9, `statx` before 4.11). Returns the report and how many calls of the first in `missing`
-/// (or `openat2`) strace saw.
+/// (or `openat2`) strace saw. The binary is the one `common::run` would start.
 fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Run, usize) {
     input["root"] = Value::String(root.display().to_string());
     let log = root.join(format!("traced-{}.strace", missing.join("-")));
@@ -505,7 +505,7 @@ fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Ru
     if !missing.is_empty() {
         cmd.args(["-e", &format!("inject={}:error=ENOSYS", missing.join(","))]);
     }
-    cmd.args([crate::common::bin(), "-"]);
+    cmd.arg(crate::common::binary_for(root, &input)).arg("-");
     crate::common::require_strace();
     let out = crate::common::run_command(cmd, &input.to_string());
     let calls = fs::read_to_string(&log)
