@@ -183,7 +183,6 @@ pub fn give_to_nobody_except(dir: &Path, refused: &Path) {
     std::fs::set_permissions(refused, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
 }
 
-/// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
 /// The pids whose parent is `parent`.
 pub fn children(parent: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -212,6 +211,7 @@ pub fn require_strace() {
     }
 }
 
+/// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
 pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
     let mut child = cmd
         .stdin(Stdio::piped())
