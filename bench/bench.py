@@ -2,8 +2,9 @@
 """mdtune benchmarks: scaling, Ansible and Salt side by side, system calls.
 
 Run through bench/run.sh, which builds the binaries and passes their paths. Everything runs in
-one temporary directory (fake roots made by `examples/mkroot.rs`, Ansible and Salt config and
-caches); nothing outside it is written except the results file.
+one temporary directory (fake roots made by `examples/mkroot.rs` with the tests' fake-root builder,
+tests/fakeroot; Ansible and Salt config and caches); nothing outside it is written except the
+results file.
 
 Every comparison is measured side by side: each round runs every contender once, in turn, on
 the same converged fake root, and the tables report the median over the rounds, the spread

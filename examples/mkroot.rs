@@ -3,9 +3,8 @@
 //! `cargo run --example mkroot -- demo DIR` writes the demo host (what `examples/demo-host` holds);
 //! `cargo run --example mkroot -- bench DIR ARRAYS [DRIVES [QUEUES]]` writes a host of ARRAYS raid5
 //! arrays, each over DRIVES NVMe drives (default 8) with QUEUES hardware queues (default 64).
-#[path = "../tests/integration/common/fakeroot.rs"]
-mod fakeroot;
-
+//! The hosts are built by the fake-root builder the tests use (`mdtune-fakeroot`, tests/fakeroot).
+use mdtune_fakeroot::{bench_host, demo_host};
 use std::path::Path;
 use std::process::exit;
 
@@ -21,10 +20,10 @@ fn main() {
     };
     match args.first().map(String::as_str) {
         Some("demo") if args.len() == 2 => {
-            fakeroot::demo_host(Path::new(&args[1]));
+            demo_host(Path::new(&args[1]));
         }
         Some("bench") if args.len() >= 3 => {
-            fakeroot::bench_host(Path::new(&args[1]), num(2, 64), num(3, 8), num(4, 64));
+            bench_host(Path::new(&args[1]), num(2, 64), num(3, 8), num(4, 64));
         }
         _ => {
             eprintln!("usage: mkroot demo DIR | mkroot bench DIR ARRAYS [DRIVES [QUEUES]]");

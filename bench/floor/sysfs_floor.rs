@@ -1,14 +1,15 @@
 //! The floor of reading sysfs: what answering mdtune's benchmark `query` costs at the least.
 //!
 //! `sysfs_floor ROOT ATTR...` reads exactly the files and lists exactly the directories that
-//! mdtune's answer on the benchmark host needs, and nothing else: for every md array in
-//! `ROOT/sys/block`, its `level`, `array_state`, `metadata_version` (external metadata),
-//! `uuid`, the asked-for attributes ATTR..., `sync_action`, `sync_completed`, `sync_speed` and
-//! `reshape_position` (the answer prints or decides on each); its `md/` (the members are its
-//! `dev-*` entries); for every member its `state` and `slot` (its role), whether its device is a
-//! partition (`partition`), whether it is stacked (its `slaves/`), its `mq/` (the queues) and
-//! `queue/rotational`; and udev's `dev/md` links (the array's name). It prints what it found,
-//! one line per array, so the benchmark can check it against mdtune's answer.
+//! mdtune's answer on the benchmark host (`mkroot bench`, built by the tests' fake-root builder,
+//! tests/fakeroot) needs, and nothing else: for every md array in `ROOT/sys/block`, its `level`,
+//! `array_state`, `metadata_version` (external metadata), `uuid`, the asked-for attributes ATTR...,
+//! `sync_action`, `sync_completed`, `sync_speed` and `reshape_position` (the answer prints or
+//! decides on each); its `md/` (the members are its `dev-*` entries); for every member its `state`
+//! and `slot` (its role), whether its device is a partition (`partition`), whether it is stacked
+//! (its `slaves/`), its `mq/` (the queues) and `queue/rotational`; and udev's `dev/md` links (the
+//! array's name). It prints what it found, one line per array, so the benchmark can check it
+//! against mdtune's answer.
 //!
 //! What it leaves out, and mdtune must do: confinement (it follows every link without checking
 //! where it leads), parsing and checking values, planning, the report's JSON. Each file is one

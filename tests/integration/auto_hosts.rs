@@ -4,8 +4,8 @@
 //! whose paths are gone, restores ordered so the kernel accepts every step, and the `why` of
 //! every number `auto` decides.
 
-use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
 use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch, Run};
+use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;

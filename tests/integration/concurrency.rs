@@ -2,8 +2,8 @@
 //! runs of the real binary, and a run that cannot get it within its bounded wait fails with a
 //! message a person can act on, having written nothing.
 
-use crate::common::fakeroot::{bench_host, demo_host};
 use crate::common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, run_args, scratch};
+use mdtune_fakeroot::{bench_host, demo_host};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

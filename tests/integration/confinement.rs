@@ -4,8 +4,8 @@
 //! the root or out; a link that stays inside the root is followed. All through the real binary on
 //! fake roots.
 
-use crate::common::fakeroot::demo_host;
-use crate::common::{bin, run, run_args, scratch, snapshot};
+use crate::common::{bin, run, run_args, run_unpackaged, scratch, snapshot};
+use mdtune_fakeroot::demo_host;
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -45,7 +45,7 @@ fn a_top_level_directory_linked_out_of_the_root_is_refused_with_exit_2_naming_it
         demo_host(&root);
         link_out(&root, &outside, name);
         let (inside_before, outside_before) = (snapshot(&root), snapshot(&outside));
-        let out = run(&root, writing_input());
+        let out = run_unpackaged(&root, writing_input());
         assert_eq!(out.code, 2, "{name}: {}", out.stdout);
         let real_root = fs::canonicalize(&root).unwrap();
         assert!(

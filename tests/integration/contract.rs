@@ -1,8 +1,8 @@
 //! The module contract (sections 1-5), one test per promise, run through the real binary on fake
 //! roots that mirror the kernel's sysfs layout.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
-use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
+use crate::common::{assert_same_values, kernel_snapshot, run, run_args, run_unpackaged, scratch};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
 
@@ -527,7 +527,7 @@ fn unusable_roots_exit_2_naming_the_path_and_what_is_wrong_in_every_state() {
             json!({"state": "reverted"}),
             json!({"persist": true}),
         ] {
-            let out = run(root, extra.clone());
+            let out = run_unpackaged(root, extra.clone());
             assert_eq!(out.code, 2, "{extra}: {}", out.stdout);
             let want = format!("root: {} {why}", root.display());
             assert!(

@@ -12,7 +12,6 @@
 //! between two writes) drive `host::read`, `plan::plan` and `apply::apply` directly; the
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
-use crate::common::fakeroot::demo_host;
 use crate::common::{assert_same_values, bin, children, kernel_snapshot, scratch};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
 use mdtune::host::{self, Inventory, Scope};
@@ -21,6 +20,7 @@ use mdtune::plan::{self, Plan};
 use mdtune::report::{self, Persist};
 use mdtune::spec::Spec;
 use mdtune::sys::Root;
+use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};

@@ -3,11 +3,12 @@
 //! compliant, persistence never silently diverges from the live host, and revert and rollback
 //! say exactly what they did. Each test runs the real binary on a fake root.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{
-    assert_same_values, bin, kernel_snapshot, run, run_args, run_unprivileged, scratch, Run,
+    assert_same_values, bin, kernel_snapshot, run, run_args, run_unpackaged, run_unprivileged,
+    scratch, Run,
 };
 use crate::faults::{run_fed, Step};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -136,7 +137,7 @@ fn a_root_without_sys_block_is_unusable_exit_2_nothing_written_no_lock() {
             json!({"persist": true}),
             json!({"state": "reverted"}),
         ] {
-            let out = run(root, extra.clone());
+            let out = run_unpackaged(root, extra.clone());
             assert_eq!(out.code, 2, "{}: {extra}: {}", root.display(), out.stdout);
             assert!(
                 out.msg().contains("sys/block") && out.msg().contains(&root.display().to_string()),
@@ -237,7 +238,7 @@ fn persisted_input() -> Value {
 fn persist_false_removes_what_persist_installed_and_keeps_the_live_values() {
     let dir = scratch("persist-false");
     let r = demo_host(&dir);
-    assert_eq!(run(&dir, persisted_input()).code, 0);
+    assert_eq!(run_unpackaged(&dir, persisted_input()).code, 0);
     fs::write(
         dir.join("etc/udev/rules.d/60-admin.rules"),
         "# the admin's\n",
@@ -251,7 +252,7 @@ fn persist_false_removes_what_persist_installed_and_keeps_the_live_values() {
     let mut input = persisted_input();
     input["persist"] = json!(false);
     input["diff"] = json!(true);
-    let out = run(&dir, input.clone());
+    let out = run_unpackaged(&dir, input.clone());
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.json["changed"], true, "{}", out.stdout);
     assert_eq!(out.json["persist"]["changed"], true, "{}", out.stdout);
@@ -266,7 +267,7 @@ fn persist_false_removes_what_persist_installed_and_keeps_the_live_values() {
     assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
     assert_eq!(tree(&dir.join("run/mdtune")), saved);
     // Nothing left to remove: converged.
-    let again = run(&dir, input);
+    let again = run_unpackaged(&dir, input);
     assert_eq!(again.json["changed"], false, "{}", again.stdout);
     assert_eq!(again.json["compliant"], true, "{}", again.stdout);
 }
@@ -671,7 +672,7 @@ fn persist_replaces_a_link_at_usr_local_sbin_mdtune_and_never_writes_through_it(
     fs::set_permissions(&packaged, fs::Permissions::from_mode(0o755)).unwrap();
     fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
     symlink("../../sbin/mdtune", dir.join(BINARY)).unwrap();
-    let out = run(&dir, persisted_input());
+    let out = run_unpackaged(&dir, persisted_input());
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(
         fs::read(&packaged).unwrap(),

@@ -5,8 +5,8 @@
 //! not a character device, and still logs to one that is. All through the real binary on fake
 //! roots; every refusal is exit 2 with one JSON object and nothing written.
 
-use crate::common::fakeroot::demo_host;
 use crate::common::{bin, run, run_args, scratch};
+use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write as _;
@@ -199,7 +199,7 @@ fn an_object_that_repeats_a_key_is_refused_at_every_depth() {
 
 /// A demo root with md0's desired state persisted, then set back, so that `--udev md0` has a
 /// change to make and log.
-fn persisted_root(label: &str) -> (std::path::PathBuf, crate::common::fakeroot::FakeRoot) {
+fn persisted_root(label: &str) -> (std::path::PathBuf, mdtune_fakeroot::FakeRoot) {
     let root = scratch(label).join("root");
     let r = demo_host(&root);
     let out = run(

@@ -3,8 +3,8 @@
 //! the stack, member roles, NUMA, rotational disks behind SAS HBAs, reshapes, external metadata
 //! and mdmon, values the kernel prints negative or not at all, and rollback order.
 
-use crate::common::fakeroot::{FakeRoot, MdSpec, Use};
 use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch};
+use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -492,8 +492,8 @@ fn a_revert_during_a_reshape_keeps_the_originals_it_could_not_restore_yet() {
 
 /// Runs `mdtune -` with `input` under strace, tracing `openat2` and the calls in `missing`, each
 /// of which fails with ENOSYS, as on an older kernel (`openat2` before 5.6, `statx` before
-/// 4.11). Returns the report and how many calls of the first in `missing`
-/// (or `openat2`) strace saw.
+/// 4.11). Returns the report and how many calls of the first in `missing` (or `openat2`)
+/// strace saw. The binary is the one `common::run` would start.
 fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Run, usize) {
     input["root"] = Value::String(root.display().to_string());
     let log = root.join(format!("traced-{}.strace", missing.join("-")));
@@ -505,7 +505,7 @@ fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Ru
     if !missing.is_empty() {
         cmd.args(["-e", &format!("inject={}:error=ENOSYS", missing.join(","))]);
     }
-    cmd.args([crate::common::bin(), "-"]);
+    cmd.arg(crate::common::binary_for(root, &input)).arg("-");
     crate::common::require_strace();
     let out = crate::common::run_command(cmd, &input.to_string());
     let calls = fs::read_to_string(&log)
@@ -692,7 +692,7 @@ fn the_committed_demo_host_reads_as_the_builder_makes_it() {
     // holders/, slaves/ or scsi_disk/ entry). It must read as the builder's host does, so that
     // a change to the builder is a change to the demo too.
     let built = scratch("demo-built");
-    crate::common::fakeroot::demo_host(&built);
+    mdtune_fakeroot::demo_host(&built);
     let committed = scratch("demo-committed");
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo-host/.");
     let copied = Command::new("cp")

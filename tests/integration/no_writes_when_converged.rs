@@ -7,8 +7,8 @@
 //! writable opens under the same root, or the strace log is not what the check thinks it is.
 //! strace is required: without it the tests fail and say how to install it.
 
-use crate::common::fakeroot::bench_host;
 use crate::common::{bin, scratch};
+use mdtune_fakeroot::bench_host;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -7,10 +7,10 @@
 //! view, and every setting a run changed, would change or held back appears in the text with its
 //! before and after.
 
-use crate::common::fakeroot::{bench_host, demo_host, FakeRoot, MdSpec, Use};
 use crate::common::{
     bin, give_to_nobody_except, kernel_snapshot, run, run_args, scratch, snapshot, Run,
 };
+use mdtune_fakeroot::{bench_host, demo_host, FakeRoot, MdSpec, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;

@@ -2,10 +2,11 @@
 //! run, a converged second run, a simulated reboot, the udev replay for one array, a repeated
 //! udev event, revert and a second revert.
 
-use crate::common::fakeroot::{demo_host, FakeRoot, MdSpec};
 use crate::common::{
-    assert_same_values, bin, hold_lock, kernel_snapshot, run, scratch, snapshot, spawn_fresh_copy,
+    assert_same_values, bin, hold_lock, kernel_snapshot, package, run, run_command, run_unpackaged,
+    scratch, shared_binary, snapshot,
 };
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -76,7 +77,9 @@ fn reboot(r: &FakeRoot) {
 fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
     let dir = scratch("persist");
     demo_host(&dir);
-    let out = run(&dir, desired());
+    // The build's binary, from outside the root, as on a host without the package: persist
+    // installs a copy of it.
+    let out = run_unpackaged(&dir, desired());
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.json["persist"]["changed"], true);
     assert_eq!(
@@ -141,7 +144,7 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
     }
 
     let files = snapshot(&dir.join("etc"));
-    let again = run(&dir, desired());
+    let again = run_unpackaged(&dir, desired());
     assert_eq!(again.json["changed"], false, "{}", again.stdout);
     assert_eq!(
         again.json["persist"],
@@ -160,7 +163,7 @@ fn persist_in_check_mode_writes_no_file() {
     demo_host(&dir);
     let mut input = desired();
     input["check_mode"] = json!(true);
-    let out = run(&dir, input);
+    let out = run_unpackaged(&dir, input);
     assert_eq!(out.json["changed"], true);
     assert_eq!(out.json["persist"]["files"].as_array().unwrap().len(), 4);
     for f in [STATE, BINARY, RULE] {
@@ -335,15 +338,15 @@ fn revert_keeps_a_binary_that_persist_did_not_install() {
     demo_host(&dir);
     // A package put the same binary in place before mdtune ever ran.
     fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
-    fs::copy(bin(), dir.join(BINARY)).unwrap();
-    let out = run(&dir, desired());
+    fs::hard_link(shared_binary(), dir.join(BINARY)).unwrap();
+    let out = run_unpackaged(&dir, desired());
     assert_eq!(out.code, 0, "{}", out.stdout);
     let files = out.json["persist"]["files"].as_array().unwrap().clone();
     assert!(
         !files.contains(&json!("/usr/local/sbin/mdtune")),
         "{files:?}"
     );
-    let out = run(&dir, json!({"state": "reverted"}));
+    let out = run_unpackaged(&dir, json!({"state": "reverted"}));
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(
         dir.join(BINARY).exists(),
@@ -580,7 +583,7 @@ fn persist_replaces_a_binary_link_and_never_writes_where_it_leads() {
             outside.clone()
         };
         std::os::unix::fs::symlink(&target, dir.join(BINARY)).unwrap();
-        let out = run(&dir, desired());
+        let out = run_unpackaged(&dir, desired());
         assert_eq!(out.code, 0, "{}", out.stdout);
         let meta = fs::symlink_metadata(dir.join(BINARY)).unwrap();
         assert!(meta.file_type().is_file(), "the link is still there");
@@ -590,9 +593,9 @@ fn persist_replaces_a_binary_link_and_never_writes_where_it_leads() {
         );
         assert_eq!(fs::read_to_string(&real).unwrap(), "an older mdtune");
         assert_eq!(fs::read_to_string(&outside).unwrap(), "not ours");
-        assert_eq!(run(&dir, desired()).json["changed"], false);
+        assert_eq!(run_unpackaged(&dir, desired()).json["changed"], false);
         // The copy is persist's own: revert removes it, and what the link led to stays.
-        assert_eq!(run(&dir, json!({"state": "reverted"})).code, 0);
+        assert_eq!(run_unpackaged(&dir, json!({"state": "reverted"})).code, 0);
         assert!(fs::symlink_metadata(dir.join(BINARY)).is_err());
         assert!(real.exists());
     }
@@ -640,24 +643,14 @@ fn persist_and_revert_report_the_udev_reload_a_test_root_does_not_run() {
 fn a_packaged_binary_is_what_the_rule_runs_and_no_copy_is_installed() {
     let dir = scratch("packaged");
     demo_host(&dir);
-    let packaged = dir.join("usr/sbin/mdtune");
-    fs::create_dir_all(packaged.parent().unwrap()).unwrap();
-    fs::copy(bin(), &packaged).unwrap();
+    // The run's binary, hard-linked at usr/sbin/mdtune, and started from there.
+    let packaged = package(&dir);
     let mut input = desired();
     input["root"] = json!(dir);
-    let out = spawn_fresh_copy(
-        Command::new(&packaged)
-            .arg("-")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped()),
-    )
-    .and_then(|mut c| {
-        std::io::Write::write_all(&mut c.stdin.take().unwrap(), input.to_string().as_bytes())?;
-        c.wait_with_output()
-    })
-    .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{json}");
+    let mut cmd = Command::new(&packaged);
+    cmd.arg("-");
+    let out = run_command(cmd, &input.to_string());
+    assert_eq!(out.code, 0, "{}", out.stdout);
     let rule = fs::read_to_string(dir.join(RULE)).unwrap();
     assert!(
         rule.contains("RUN+=\"/usr/sbin/mdtune --udev %k\""),

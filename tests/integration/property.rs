@@ -21,9 +21,9 @@
 //! hosts are driven through the real binary. `MDTUNE_PROPERTY_RUNS` and `MDTUNE_PROPERTY_SEED`
 //! change the amount and the seed; a failure names the seed, the host and the step.
 
-use crate::common::fakeroot::{FakeRoot, MdSpec};
 use crate::common::run_args;
 use mdtune::run::{self, Exit};
+use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;

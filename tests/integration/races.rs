@@ -12,8 +12,8 @@
 //! looked at the path yet), swaps the directory, checks the process is still held there, and
 //! lets it go. strace is required: without it the tests fail and say how to install it.
 
-use crate::common::fakeroot::demo_host;
 use crate::common::{bin, children, require_strace, scratch, snapshot};
+use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write as _;

@@ -4,8 +4,8 @@
 //! outside the fixed list, start another program, or write anywhere but the paths the contract
 //! names. All through the real binary on fake roots.
 
-use crate::common::fakeroot::{self, demo_host, FakeRoot, MdSpec};
-use crate::common::{bin, run, run_args, scratch};
+use crate::common::{bin, run, run_args, run_unpackaged, scratch};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -435,7 +435,7 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
     let r = demo_host(&dir);
     r.set_md("md0", "evil", "0");
     let before = tree(&dir);
-    let out = run(
+    let out = run_unpackaged(
         &dir,
         json!({"persist": true, "speed_limit_min": 2000, "speed_limit_max": 300000,
             "arrays": [{"name": "md*", "stripe_cache_size": 4096, "preread_bypass_threshold": 2,
@@ -467,7 +467,7 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
     assert_eq!(ok.status.code(), Some(0));
     assert_only_contract_paths("a udev replay", &before, &dir);
 
-    let out = run(&dir, json!({"state": "reverted"}));
+    let out = run_unpackaged(&dir, json!({"state": "reverted"}));
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_only_contract_paths("a revert", &before, &dir);
     let after = tree(&dir);
@@ -531,7 +531,7 @@ fn persisted_files_and_the_lock_are_never_written_through_a_link_out_of_the_root
         symlink(&target, &path).unwrap();
     }
     let before = tree(&outside);
-    let out = run(
+    let out = run_unpackaged(
         &dir,
         json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
     );
@@ -550,7 +550,7 @@ fn persisted_files_and_the_lock_are_never_written_through_a_link_out_of_the_root
         fs::remove_file(dir.join(top)).unwrap();
         fs::create_dir(dir.join(top)).unwrap();
     }
-    let out = run(
+    let out = run_unpackaged(
         &dir,
         json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
     );
@@ -575,7 +575,7 @@ fn a_device_stack_that_loops_or_leaves_sys_does_not_hang_or_escape_the_run() {
         (&db, &db, &b),
     ] {
         // Relative, as the kernel makes every sysfs link.
-        fakeroot::link(&from.join("slaves").join(name), to);
+        mdtune_fakeroot::link(&from.join("slaves").join(name), to);
     }
     // dm-2 has one lower device outside the root.
     let c = r.dm_linear(2, &[]);

@@ -1,56 +1,89 @@
-//! Shared support for the integration tests: fake roots and running the real binary.
+//! Shared support for the integration tests: scratch roots and running the real binary. The
+//! fake hosts in the roots are built by `mdtune_fakeroot` (tests/fakeroot).
 #![allow(dead_code)]
-
-pub mod fakeroot;
 
 use serde_json::Value;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-/// A fresh, empty directory for one test. It stays after the run, to be looked at when the test
-/// failed, until a later run of the tests starts ([`sweep_ended_runs`]).
+/// This run's directory, `$TMPDIR/mdtune-test-<pid>`: every test's root ([`scratch`]) and the
+/// one copy of the binary that the roots share ([`shared_binary`]). Nothing removes it: it is
+/// kept after the run, to be looked at (docs/testing.md says what it holds and how to remove it).
+pub fn run_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("mdtune-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+/// A fresh, empty directory for one test, `<run dir>/<name>-<n>` ([`run_dir`]). A directory of
+/// that name left by an earlier process with the same pid is removed first.
 pub fn scratch(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    static SWEEP: std::sync::Once = std::sync::Once::new();
-    SWEEP.call_once(|| {
-        let tmp = std::env::temp_dir();
-        std::thread::spawn(move || sweep_ended_runs(&tmp));
-    });
-    let dir = std::env::temp_dir().join(format!(
-        "mdtune-test-{}-{name}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
+    let dir = run_dir().join(format!("{name}-{}", N.fetch_add(1, Ordering::SeqCst)));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-/// Removes the scratch directories of earlier runs of the tests whose process has ended; those
-/// of a run still going (another `cargo test` beside this one) stay. Without it every run would
-/// leave about 2 GB behind: each root that `persist` touches holds a copy of the 20 MB debug
-/// binary. A directory that cannot be removed (a file a failed test left immutable) stays too.
-/// It runs in a thread of its own, beside the tests (removing 2 GB takes tens of seconds), and
-/// what it has not removed when the run ends is removed by the next.
-fn sweep_ended_runs(tmp: &Path) {
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let pid = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("mdtune-test-"))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok());
-        match pid {
-            Some(pid) if !Path::new(&format!("/proc/{pid}")).exists() => {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-            _ => {}
+/// The one copy of the binary that this run's roots share, `<run dir>/mdtune`, made on first
+/// use. Every root's packaged binary is a hard link to it ([`package`]), so a run's roots hold
+/// 20 MB of binary, not 20 MB per root that `persist` touches. It is a copy, not a hard link to
+/// the build's binary: `$TMPDIR` is often another filesystem than `target/` (a tmpfs), and what
+/// tests do to their roots (chown, chattr) must not reach the build's output. `cp` makes it, not
+/// this process: a descriptor open for writing here would be inherited by the children other
+/// test threads fork, and until they exec, starting the copy would fail with ETXTBSY.
+pub fn shared_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let path = run_dir().join("mdtune");
+        let _ = std::fs::remove_file(&path);
+        let copied = Command::new("cp").arg(bin()).arg(&path).status();
+        assert!(
+            copied.is_ok_and(|s| s.success()),
+            "cannot copy {} to {}",
+            bin(),
+            path.display()
+        );
+        path
+    })
+}
+
+/// Installs mdtune in `root` as a distribution package does, `usr/sbin/mdtune` (a hard link to
+/// [`shared_binary`], not a symlink, which would lead out of the root), and returns that path.
+/// A run started from there is the packaged binary (src/persist/state.rs, `is_packaged`):
+/// `persist` writes a rule that runs it and installs no copy of its own. Does nothing when the
+/// root has it already; panics when `usr/sbin/mdtune` is another file, which the test put there.
+pub fn package(root: &Path) -> PathBuf {
+    let packaged = root.join("usr/sbin/mdtune");
+    let shared = std::fs::metadata(shared_binary()).unwrap();
+    match std::fs::symlink_metadata(&packaged) {
+        Ok(m) if (m.dev(), m.ino()) == (shared.dev(), shared.ino()) => {}
+        Ok(_) => panic!(
+            "{} is not this run's binary: start the run with run_unpackaged",
+            packaged.display()
+        ),
+        Err(_) => {
+            std::fs::create_dir_all(packaged.parent().unwrap()).unwrap();
+            std::fs::hard_link(shared_binary(), &packaged).unwrap();
         }
+    }
+    packaged
+}
+
+/// The binary a test starts for `input` on `root`: the root's packaged one ([`package`]) when
+/// the input persists (`persist: true`), so that no copy is installed, else the build's own.
+pub fn binary_for(root: &Path, input: &Value) -> PathBuf {
+    if input["persist"] == true {
+        package(root)
+    } else {
+        PathBuf::from(bin())
     }
 }
 
@@ -111,25 +144,6 @@ pub fn hold_lock(dir: &Path) -> std::fs::File {
     held
 }
 
-/// Spawns `cmd`, whose program the test has just written, retrying while exec fails with
-/// ETXTBSY. A test thread that forks while another still holds the copy open for writing hands
-/// that descriptor to its child until the child's exec closes it; for that moment the kernel
-/// refuses to run the copy. The retries end after two seconds, with the error.
-pub fn spawn_fresh_copy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        match cmd.spawn() {
-            Err(e)
-                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
-                    && std::time::Instant::now() < until =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => return other,
-        }
-    }
-}
-
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mdtune")
 }
@@ -169,7 +183,6 @@ pub fn give_to_nobody_except(dir: &Path, refused: &Path) {
     std::fs::set_permissions(refused, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
 }
 
-/// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
 /// The pids whose parent is `parent`.
 pub fn children(parent: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -198,6 +211,7 @@ pub fn require_strace() {
     }
 }
 
+/// Runs `cmd` with `stdin`, and parses the one JSON object it must print.
 pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -223,10 +237,28 @@ pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
 }
 
 /// Runs `mdtune -` with `input` (its `root` set to `root`) and checks the output contract:
-/// exactly one JSON object, nothing on stderr, exit status agreeing with `failed`.
-pub fn run(root: &Path, mut input: Value) -> Run {
+/// exactly one JSON object, nothing on stderr, exit status agreeing with `failed`. A run whose
+/// input persists starts the root's packaged binary ([`binary_for`]), as on a host where mdtune
+/// came in a package, and installs no copy of itself; [`run_unpackaged`] is the other way.
+pub fn run(root: &Path, input: Value) -> Run {
+    let program = binary_for(root, &input);
+    run_checked(&program, root, input)
+}
+
+/// [`run`], but always with the build's own binary, from outside the root, as on a host where
+/// mdtune came without a package: a `persist` run installs its 20 MB copy at
+/// `usr/local/sbin/mdtune`. For the tests of that copy, and for those whose root must stay as
+/// the test made it (one whose `usr/` leads out of the root, or that holds its own
+/// `usr/sbin/mdtune`).
+pub fn run_unpackaged(root: &Path, input: Value) -> Run {
+    run_checked(Path::new(bin()), root, input)
+}
+
+fn run_checked(program: &Path, root: &Path, mut input: Value) -> Run {
     input["root"] = Value::String(root.display().to_string());
-    let r = run_args(&["-"], &input.to_string(), &[]);
+    let mut cmd = Command::new(program);
+    cmd.arg("-");
+    let r = run_command(cmd, &input.to_string());
     assert!(
         r.json.is_object(),
         "stdout is not one JSON object: {:?}",

@@ -1,17 +1,21 @@
-//! Builds fake system roots that mirror the kernel's real sysfs layout, for tests, the demo host
-//! and the benchmarks.
+//! Builds fake system roots for mdtune: a directory holding the `sys/`, `proc/`, `dev/`, `run/` and
+//! `etc/` that mdtune reads and writes, with md arrays over NVMe, SCSI, virtio-blk and
+//! device-mapper devices, for the integration tests (`tests/integration`), the demo host
+//! (`examples/mkroot.rs` writes `examples/demo-host`) and the benchmark hosts (`mkroot bench`,
+//! which `bench/bench.py` runs).
 //!
-//! What "mirror" means here: `/sys/block/<dev>` is a relative symlink into `../devices/...`; disks
-//! sit under their PCI or SCSI parents; partitions are subdirectories of their disk with a
-//! `partition` file; `slaves/` and `holders/` hold relative links both ways; blk-mq disks have
+//! Each layout mirrors what the real kernel shows, so that a test on a fake root tests what a host
+//! has: `/sys/block/<dev>` is a relative symlink into `../devices/...`; disks sit under their PCI
+//! or SCSI parents; partitions are subdirectories of their disk with a `partition` file; `slaves/`
+//! and `holders/` hold relative links both ways; blk-mq disks have
 //! `mq/<N>/{cpu_list,nr_tags,nr_reserved_tags}`; NVMe native multipath has a head without `mq/`
 //! under `devices/virtual/nvme-subsystem/` and hidden path devices `nvmeXcYnZ` that do have it;
 //! request-based dm-multipath shows a meaningless `mq/0` and its paths in `slaves/`; every whole
 //! device has `queue/rotational` (1 for a hard disk behind a shared-tag SAS HBA, which still shows
 //! the host's queue count in `mq/`). md arrays get the files the kernel shows for their level
 //! (raid456 files only for raid4/5/6, redundancy files only for redundant levels, neither for
-//! inactive arrays and containers), `md/dev-*/{block,state,slot}` for every member with the role
-//! md gives it (active, rebuilding, spare, faulty, journal), `md/rdN` links for the slots,
+//! inactive arrays and containers), `md/dev-*/{block,state,slot}` for every member with the role md
+//! gives it (active, rebuilding, spare, faulty, journal), `md/rdN` links for the slots,
 //! `md/reshape_position`, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
 //! External-metadata (IMSM) member arrays read an all-zero `md/uuid`; their mdmon is a pid file
 //! under `run/mdadm/` and a `proc/<pid>/comm`. NUMA nodes are `sys/devices/system/node/possible`
@@ -19,8 +23,8 @@
 //! `sys/devices/system/cpu/isolated`. A SCSI disk's `device` link leads to its SCSI device (with
 //! `scsi_disk/`); a virtio-blk disk's to its virtio device, and it reads rotational 1.
 //!
-//! This is test support, not part of the tool: it panics on I/O errors.
-#![allow(dead_code)]
+//! This is test support, not part of the tool (a dev-dependency, never published): it panics on I/O
+//! errors, and it knows nothing of mdtune's binary or of where the tests keep their roots.
 
 use std::collections::HashMap;
 use std::fs;
