@@ -110,7 +110,7 @@ fn main() {
                     exit(0)
                 }
                 Err((msg, code)) => {
-                    eprintln!("mdtune --show: {msg}");
+                    eprintln!("mdtune --show: {}", mdtune::view::escaped(&msg));
                     exit(code as i32)
                 }
             }

@@ -1,11 +1,15 @@
 //! Text for people (docs/reference.md §1): `mdtune --show`, a read-only view of the host, and
 //! `mdtune --text`, a run's report. Both are rendered from JSON the run already made (the report,
 //! and for `--show` the host facts beside it), so the text says nothing the JSON does not. Pure:
-//! strings in, a string out. Not for machines: the JSON stays the interface.
+//! strings in, a string out. Not for machines: the JSON stays the interface. Every string of that
+//! JSON is escaped before it is rendered (`escape`): what came from the host or the input never
+//! reaches a terminal as a control character or a direction override.
 
 mod cells;
+mod escape;
 mod show;
 mod text;
 
+pub use escape::escaped;
 pub use show::host;
 pub use text::report;

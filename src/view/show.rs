@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 /// The whole view.
 pub fn host(view: &Json) -> String {
+    let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 /// The text of a report (or of the failure object of a run that stopped before it had one).
 pub fn report(r: &Json) -> String {
+    let r = &super::escape::safe(r);
     let mut out = String::new();
     let failed = if r["failed"] == true { "FAILED: " } else { "" };
     let _ = writeln!(out, "{failed}{}", r["msg"].as_str().unwrap_or(""));
