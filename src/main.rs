@@ -9,7 +9,7 @@
 use mdtune::run::{self, failure, print_and_exit as print, Exit};
 
 use std::io::{self, IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::exit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -129,7 +129,7 @@ fn main() {
             }
             read_input(io::stdin(), "stdin")
         }
-        [file] if !file.starts_with("--") => match std::fs::File::open(file) {
+        [file] if !file.starts_with("--") => match mdtune::sys::open_args_file(Path::new(file)) {
             Ok(f) => read_input(f, &format!("the args file {file}")),
             Err(e) => usage_error(&format!("cannot read the args file {file}: {e}")),
         },

@@ -97,23 +97,31 @@ pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, Pers
     sys::read_file(root, path).map_err(err)
 }
 
-/// The running binary's bytes, read once per process.
+/// The running binary's bytes, read once per process: from `/proc/self/exe` (`exe` is for
+/// messages), the file the kernel runs, even when a package upgrade has replaced it on disk.
 fn running_binary(exe: &Path) -> Result<&'static [u8], PersistError> {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     if let Some(b) = BYTES.get() {
         return Ok(b);
     }
-    let bytes = fs::read(exe).map_err(|source| PersistError::Read {
+    let bytes = fs::read(RUNNING).map_err(|source| PersistError::Read {
         path: exe.display().to_string(),
         source,
     })?;
     Ok(BYTES.get_or_init(|| bytes))
 }
 
-/// True if and only if the running binary is the root's packaged `usr/sbin/mdtune`.
-fn is_packaged(root: &Root, exe: &Path) -> bool {
-    let packaged = fs::canonicalize(root.base().join(PACKAGED_BINARY));
-    matches!((packaged, fs::canonicalize(exe)), (Ok(p), Ok(e)) if p == e)
+/// The file the kernel runs this process from.
+const RUNNING: &str = "/proc/self/exe";
+
+/// True if and only if the running binary is the root's packaged `usr/sbin/mdtune`: the same
+/// file (device and inode), whatever paths or hard links lead to either. The packaged one is
+/// opened beneath the root, not followed if it is a link.
+fn is_packaged(root: &Root) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let packaged = root.identity(&root.base().join(PACKAGED_BINARY));
+    let running = fs::metadata(RUNNING).map(|m| (m.dev(), m.ino()));
+    matches!((packaged, running), (Ok(p), Ok(r)) if p == r)
 }
 
 /// The state file's content: the input as `persist` saves it. `persist` and `state` are left
@@ -145,15 +153,13 @@ pub(crate) fn plan_files(
         new: Some(state_text(persisted)),
         mode: 0o644,
     });
-    let rule_binary = if is_packaged(root, &exe) {
+    let rule_binary = if is_packaged(root) {
         format!("/{PACKAGED_BINARY}")
     } else {
         let path = root.installed_binary();
         // A link there (to the packaged binary, an alternatives entry) is not mdtune's copy:
         // it is replaced by one, and what it leads to is never read or written.
-        let is_link = path
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
+        let is_link = root.is_link(&path);
         plans.push(FilePlan {
             old: if is_link {
                 None

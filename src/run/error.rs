@@ -16,7 +16,7 @@ pub(crate) enum RunError {
     Input(#[from] SpecError),
     #[error("root: {path} {problem}")]
     Root { path: String, problem: String },
-    #[error("--udev {name:?}: not an md kernel name (md followed by letters, digits, _ . -; at most {max} characters)")]
+    #[error("--udev {name:?}: not an md kernel name (md and a number, such as md0, or md_ and a name of letters, digits, _ . -, such as md_d0; at most {max} characters)")]
     NotMdName { name: String, max: usize },
     /// The host refuses the input (an exact name that matches nothing, ...): nothing written.
     #[error(transparent)]

@@ -2,8 +2,7 @@
 //! under the root. A run that writes takes it before it reads the host for the last time; a
 //! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails.
 
-use crate::sys::Root;
-use std::fs::{File, TryLockError};
+use crate::sys::{LockFile, Root};
 use std::io;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -12,6 +11,8 @@ use std::time::{Duration, Instant};
 pub(crate) enum LockError {
     #[error("cannot take the lock {path}: {source}")]
     Open { path: String, source: io::Error },
+    #[error("cannot take the lock {path}: it is {what}, not a regular file; remove it (mdtune makes it again)")]
+    NotAFile { path: String, what: &'static str },
     #[error("another mdtune run holds {path}; gave up after waiting {} s", seconds(*waited_ms))]
     Timeout { path: String, waited_ms: u64 },
 }
@@ -50,14 +51,15 @@ fn parse_millis(text: &str) -> Option<u64> {
     Some(ms)
 }
 
-/// A run that stopped before it had a report: the message and the exit status.
 /// The host-wide lock: one run at a time. Released when dropped.
 #[derive(Debug)]
 pub(crate) struct Lock {
-    _file: File,
+    _file: LockFile,
 }
 
-/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
+/// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`. Opening it never
+/// blocks (a FIFO there fails at once), and it must be a regular file; the wait is spent only
+/// on the lock itself, in steps of 20 ms.
 pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
     let path = root.lock_file();
     let err = |source| LockError::Open {
@@ -67,22 +69,26 @@ pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
     // Neither run/ nor the lock file may lead out of the root.
     let run = root.make_dir(&root.run()).map_err(err)?;
     let file = run
-        .create_or_open(crate::sys::LOCK_FILE, 0o644)
-        .map_err(err)?;
+        .open_lock(crate::sys::LOCK_FILE, 0o644)
+        .map_err(|e| match e {
+            crate::sys::OpenLock::NotAFile(what) => LockError::NotAFile {
+                path: path.display().to_string(),
+                what,
+            },
+            crate::sys::OpenLock::Io(e) => err(e),
+        })?;
     let start = Instant::now();
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
-                sleep(Duration::from_millis(20));
-            }
-            Err(TryLockError::WouldBlock) => {
+            Ok(true) => return Ok(Lock { _file: file }),
+            Ok(false) if start.elapsed() < wait => sleep(Duration::from_millis(20)),
+            Ok(false) => {
                 return Err(LockError::Timeout {
                     path: path.display().to_string(),
                     waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
                 })
             }
-            Err(TryLockError::Error(e)) => return Err(err(e)),
+            Err(e) => return Err(err(e)),
         }
     }
 }

@@ -48,26 +48,17 @@ pub(crate) fn finish(result: Result<Report, RunError>) -> (String, Exit) {
 }
 
 /// Opens the root, or refuses it as unusable input (exit 2) naming the path and what is wrong:
-/// it does not exist, or it is not a directory.
+/// it does not exist, it is not a directory, a top-level directory leads out of it, or it has no
+/// `sys/block`.
 pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
     let refuse = |problem: String| RunError::Root {
         path: path.display().to_string(),
         problem,
     };
-    let problem = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => None,
-        Ok(m) if m.is_file() => Some("is a regular file, not a directory".to_string()),
-        Ok(_) => Some("is not a directory".to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".to_string()),
-        Err(e) => Some(format!("cannot be used: {e}")),
-    };
-    if let Some(problem) = problem {
-        return Err(refuse(problem));
-    }
-    let root = Root::new(path).map_err(|e| refuse(format!("cannot be used: {e}")))?;
+    let root = Root::new(path).map_err(|e| refuse(e.to_string()))?;
     // Never vacuously compliant (docs/reference.md §1): a root without sys/block (an empty
     // directory, a root one level too deep, sysfs not mounted) has no array to check.
-    if !root.block_dir().is_dir() {
+    if !root.has_block() {
         return Err(refuse(
             "has no sys/block: it is not the root of a host with sysfs mounted (give the \
              directory that holds sys/, proc/ and etc/)"
@@ -97,26 +88,45 @@ pub(crate) fn needs_root(denied: bool) -> &'static str {
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
 pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
+    let mut report = run_on(spec, &root, wait)?;
+    report.warnings.splice(0..0, root_warning(&root));
+    Ok(report)
+}
+
+/// What the answer says of a root given through a link (docs/reference.md §2): the directory the
+/// run used, which is the one the path led to when it was opened, once.
+pub(crate) fn root_warning(root: &Root) -> Option<String> {
+    root.given_through_link().map(|given| {
+        format!(
+            "root: {} leads through a link to {}; this run used that directory",
+            given.display(),
+            root.base().display()
+        )
+    })
+}
+
+/// [`execute`] on the opened root.
+fn run_on(spec: &Spec, root: &Root, wait: Duration) -> Result<Report, RunError> {
     if !spec.writes() {
         return match spec.state {
-            State::Reverted => super::revert::revert(spec, &root),
-            State::Present | State::Query => present(spec, &root, Refusal::Input),
+            State::Reverted => super::revert::revert(spec, root),
+            State::Present | State::Query => present(spec, root, Refusal::Input),
         };
     }
     // Locking a lock file that is already there writes nothing, so then the host is read once,
     // under the lock, and a refusal is still exit 2. Only a run that must create run/mdtune.lock
     // (the first on a host) plans before it, then reads the host again under the lock.
-    let lock_exists = root.lock_file().is_file();
+    let lock_exists = root.exists(&root.lock_file());
     let mut refusal = Refusal::Input;
     if spec.state == State::Present && !lock_exists {
-        let inv = host::read(&root, &scope(spec))?;
+        let inv = host::read(root, &scope(spec))?;
         plan::plan(spec, &inv).map_err(RunError::Refused)?;
         refusal = Refusal::AfterWait;
     }
-    let _lock = lock(&root, wait)?;
+    let _lock = lock(root, wait)?;
     match spec.state {
-        State::Reverted => super::revert::revert(spec, &root),
-        State::Present | State::Query => present(spec, &root, refusal),
+        State::Reverted => super::revert::revert(spec, root),
+        State::Present | State::Query => present(spec, root, refusal),
     }
 }
 

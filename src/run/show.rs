@@ -7,7 +7,7 @@
 
 use super::error::RunError;
 use super::exit::Exit;
-use super::module::{open_root, tune, Against, Refusal};
+use super::module::{open_root, root_warning, tune, Against, Refusal};
 use crate::host::{self, Scope};
 use crate::md::Attr;
 use crate::spec::Spec;
@@ -24,7 +24,8 @@ fn gather(root: &Path) -> Result<Json, RunError> {
     let spec = Spec::from_json(&input.to_string())?;
     let root = open_root(&spec.root)?;
     let inv = host::read(&root, &Scope::default())?;
-    let report = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
+    let mut report = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
+    report.warnings.splice(0..0, root_warning(&root));
     // Through the report's own text: the one serializer the JSON run uses (no second one for
     // `Value`, which would cost the binary tens of KiB).
     let mut view: Json = serde_json::from_str(&report.to_text()).unwrap_or(Json::Null);

@@ -28,14 +28,25 @@ enum Replay {
     Ran(Box<Report>),
 }
 
-/// True if and only if `name` is a kernel name md can give an array: `md` followed by letters,
-/// digits, `_`, `.` and `-` (`md0`, `md_d0`, `md_hana-data`), at most [`MAX_NAME_LEN`] bytes.
+/// True if and only if `name` is a kernel name md gives an array (`add_named_array` in md.c):
+/// `md` and a number (`md0`, `md127`), or `md_` and a name (`md_d0`, `md_hana-data` from mdadm's
+/// `names=yes`) of letters, digits, `_`, `.` and `-`; at most [`MAX_NAME_LEN`] bytes.
 pub(crate) fn is_md_name(name: &str) -> bool {
-    name.starts_with("md")
-        && (3..=MAX_NAME_LEN).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    let named = |rest: &str| {
+        !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    };
+    let numbered = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    name.len() <= MAX_NAME_LEN
+        && match name.strip_prefix("md") {
+            Some(rest) => match rest.strip_prefix('_') {
+                Some(rest) => named(rest),
+                None => numbered(rest),
+            },
+            None => false,
+        }
 }
 
 /// Applies the persisted desired state to array NAME only. Returns the JSON text to print (udev
@@ -184,6 +195,12 @@ mod tests {
             "md 0",
             "md\n0",
             "md_a2345678901234567890123456789",
+            "md..",
+            "md.",
+            "md_",
+            "mdx",
+            "md0a",
+            "md-0",
         ] {
             assert!(!is_md_name(bad), "{bad:?}");
         }

@@ -84,11 +84,6 @@ impl Dir {
         Dir { fd, path }
     }
 
-    /// The descriptor, given up.
-    pub(super) fn into_fd(self) -> OwnedFd {
-        self.fd
-    }
-
     /// The descriptor, for the floor's calls relative to it.
     pub(super) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()

@@ -2,15 +2,42 @@
 //! (`super::atomic`), the lock, the log. Names are one component, and a link in place of one is
 //! never followed.
 
-use rustix::fs::{mkdirat, renameat, unlinkat, AtFlags, Mode, OFlags};
+use rustix::fs::{
+    flock, fstat, fsync, mkdirat, renameat, unlinkat, AtFlags, FileType, FlockOperation, Mode,
+    OFlags,
+};
 use rustix::io::Errno;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 use super::dir::Dir;
+use super::error::errno;
 use super::resolve::open_at;
+
+/// The host-wide lock's file, open; the lock (`flock`) goes with the descriptor.
+#[derive(Debug)]
+pub(crate) struct LockFile(OwnedFd);
+
+/// Why the lock file could not be opened.
+#[derive(Debug)]
+pub(crate) enum OpenLock {
+    /// Something other than a regular file is there (what it is).
+    NotAFile(&'static str),
+    Io(io::Error),
+}
+
+impl LockFile {
+    /// Takes the exclusive lock without waiting: `Ok(false)` when another process holds it.
+    pub(crate) fn try_lock(&self) -> io::Result<bool> {
+        match flock(&self.0, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(true),
+            Err(Errno::WOULDBLOCK) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
 
 impl Dir {
     /// Creates `name` for writing with `mode`; it must not exist, not even as a link (EEXIST).
@@ -19,10 +46,26 @@ impl Dir {
         open_at(self.fd(), name, flags, Mode::from_raw_mode(mode)).map(File::from)
     }
 
-    /// Opens `name` for writing, created empty with `mode` when missing, never truncated.
-    pub(crate) fn create_or_open(&self, name: &str, mode: u32) -> io::Result<File> {
-        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW;
-        open_at(self.fd(), name, flags, Mode::from_raw_mode(mode)).map(File::from)
+    /// Opens the lock file `name` for writing, created empty with `mode` when missing, never
+    /// truncated, without blocking: `O_NONBLOCK`, so that a FIFO in its place fails at once
+    /// (ENXIO without a reader) instead of holding the run before its bounded wait; and whatever
+    /// opens must be a regular file.
+    pub(crate) fn open_lock(&self, name: &str, mode: u32) -> Result<LockFile, OpenLock> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        let fd = match open_at(self.fd(), name, flags, Mode::from_raw_mode(mode)) {
+            Ok(fd) => fd,
+            Err(e) if errno(&e) == Some(Errno::NXIO) => return Err(OpenLock::NotAFile("a FIFO")),
+            Err(e) => return Err(OpenLock::Io(e)),
+        };
+        match FileType::from_raw_mode(fstat(&fd).map_err(|e| OpenLock::Io(e.into()))?.st_mode) {
+            FileType::RegularFile => Ok(LockFile(fd)),
+            FileType::Fifo => Err(OpenLock::NotAFile("a FIFO")),
+            FileType::Socket => Err(OpenLock::NotAFile("a socket")),
+            FileType::CharacterDevice | FileType::BlockDevice => {
+                Err(OpenLock::NotAFile("a device"))
+            }
+            _ => Err(OpenLock::NotAFile("not a regular file")),
+        }
     }
 
     /// Opens `name` to append a log line to: `O_WRONLY | O_APPEND | O_NONBLOCK | O_NOFOLLOW`,
@@ -51,6 +94,12 @@ impl Dir {
     /// Removes the file `name` (a link is removed, not followed).
     pub(crate) fn unlink(&self, name: &str) -> io::Result<()> {
         Ok(unlinkat(self.fd(), name, AtFlags::empty())?)
+    }
+
+    /// Syncs this directory (`fsync`): the names created, renamed or removed in it are on the
+    /// disk when it returns.
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        Ok(fsync(self.fd())?)
     }
 
     /// Creates the subdirectory `name` (mode 0755) unless something of that name is there.

@@ -8,6 +8,7 @@
 //! inside `resolve`; nothing above this folder asks which. It decides nothing about md: what to
 //! read or write is the business of the steps above.
 
+mod args;
 mod atomic;
 mod dir;
 mod dir_write;
@@ -16,8 +17,10 @@ mod listing;
 mod resolve;
 mod root;
 
+pub use args::{open_args_file, ArgsFileError};
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
+pub(crate) use dir_write::{LockFile, OpenLock};
 pub(crate) use error::{leads_out, EBUSY, ENODEV};
 pub use root::Root;
 pub(crate) use root::{

@@ -12,7 +12,7 @@
 //! was chosen. Nothing resolved earlier is opened again by name, so a directory swapped for a link
 //! while a run goes on cannot carry a read or a write out.
 
-use rustix::fs::{openat, openat2, readlinkat, Mode, OFlags, ResolveFlags};
+use rustix::fs::{openat, openat2, readlinkat, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -39,18 +39,24 @@ enum Backend {
 /// [`Backend`] once chosen: 0 not yet, 1 `openat2`, 2 the walk.
 static BACKEND: AtomicU8 = AtomicU8::new(0);
 
-/// The backend of this run, chosen at the first call: one `openat2` of `dir`'s `.` tells whether
-/// the kernel has it. ENOSYS (before 5.6) and EPERM (a seccomp filter that does not know it)
-/// choose the walk; anything else `openat2`. The probe opens nothing that could fail for
-/// another reason, so an EPERM of a real open (an immutable file) is never taken for a missing
-/// call.
-fn backend(dir: BorrowedFd<'_>) -> Backend {
+/// The backend of this run, chosen at the first call by one probe: `openat2` of the absolute
+/// path `/` with `RESOLVE_BENEATH`, which a kernel that has the call refuses (EXDEV: an absolute
+/// path is never beneath) without opening anything. ENOSYS (before 5.6) and EPERM (a seccomp
+/// filter that does not know the call) choose the walk; anything else `openat2`. The probe
+/// opens nothing that could fail for another reason, so an EPERM of a real open (an immutable
+/// file) is never taken for a missing call.
+fn backend() -> Backend {
     match BACKEND.load(Ordering::Relaxed) {
         1 => Backend::Openat2,
         2 => Backend::Walk,
         _ => {
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let probe = openat2(dir, ".", flags, Mode::empty(), ResolveFlags::BENEATH);
+            let probe = openat2(
+                CWD,
+                "/",
+                OFlags::PATH | OFlags::CLOEXEC,
+                Mode::empty(),
+                ResolveFlags::BENEATH,
+            );
             let chosen = match probe {
                 Err(Errno::NOSYS | Errno::PERM) => Backend::Walk,
                 _ => Backend::Openat2,
@@ -84,7 +90,7 @@ pub(super) fn resolve(
     mode: Mode,
     links: Links,
 ) -> io::Result<OwnedFd> {
-    match backend(dir) {
+    match backend() {
         Backend::Openat2 => kernel(dir, path, flags, mode, links),
         Backend::Walk => walk(dir, path, flags, mode, links),
     }

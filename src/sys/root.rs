@@ -16,8 +16,18 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::{fstat, readlinkat, Mode, OFlags, CWD};
 use rustix::io::Errno;
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Component;
+
+/// `st_mode`'s file-type bits, and those of a directory and of a regular file.
+const S_IFMT: u32 = 0o170000;
+const S_IFDIR: u32 = 0o040000;
+const S_IFREG: u32 = 0o100000;
+const S_IFLNK: u32 = 0o120000;
 
 use super::dir::{self, Dir};
 use super::error::{absent, errno, leads_out_error};
@@ -44,7 +54,11 @@ pub(crate) const LOCK_FILE: &str = "mdtune.lock";
 /// The system root every path is built from (`/` on a real host).
 #[derive(Clone, Debug)]
 pub struct Root {
+    /// The real path of the root directory, as the kernel names the descriptor: for messages,
+    /// and to tell the host's own root (`/`) from another.
     base: PathBuf,
+    /// The path the root was given by.
+    given: PathBuf,
     /// The real path of `base/sys` (inside `base`): everything read under `sys/` must resolve
     /// below it.
     sys: PathBuf,
@@ -67,41 +81,71 @@ pub(crate) enum KernelFile<'a> {
     Limit(SpeedLimit),
 }
 
+/// Why a root cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("does not exist")]
+    Missing,
+    #[error("is a regular file, not a directory")]
+    File,
+    #[error("is not a directory")]
+    NotDirectory,
+    #[error("cannot be used: {0}")]
+    Unusable(io::Error),
+}
+
 impl Root {
-    /// Opens a root. Fails when the directory does not exist, and when one of the
-    /// `TOP_LEVEL` directories is a link that leads out of it (or nowhere).
-    pub fn new(base: &Path) -> io::Result<Root> {
-        let base = fs::canonicalize(base)?;
-        for name in TOP_LEVEL {
-            check_top_level(&base, name)?;
+    /// Opens a root: its path is resolved once, by one open; everything after is opened beneath
+    /// that descriptor. Each `TOP_LEVEL` directory that exists is opened beneath it once;
+    /// fails when one of them is a link that leads out of it (or nowhere). A root given through
+    /// a link is the directory the link leads to: [`Root::base`] is its real path, as the
+    /// kernel names the open directory, and [`Root::given_through_link`] says so.
+    pub fn new(given: &Path) -> Result<Root, RootError> {
+        let unusable = RootError::Unusable;
+        let found =
+            open_at(CWD, given, OFlags::PATH, Mode::empty()).map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => RootError::Missing,
+                _ => unusable(e),
+            })?;
+        match fstat(&found).map_err(|e| unusable(e.into()))?.st_mode & S_IFMT {
+            S_IFDIR => {}
+            S_IFREG => return Err(RootError::File),
+            _ => return Err(RootError::NotDirectory),
         }
-        let text = base
-            .to_str()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path is not UTF-8"))?;
-        let fd = Arc::new(open_at(CWD, text, OFlags::DIRECTORY, Mode::empty())?);
-        let mut sys = base.join("sys");
+        // The same directory, opened for reading through the descriptor: no second lookup.
+        let fd = open_at(&found, ".", OFlags::DIRECTORY, Mode::empty()).map_err(unusable)?;
+        let base = real_path(&fd).unwrap_or_else(|| given.to_path_buf());
         let mut tops = Vec::new();
         for name in TOP_LEVEL {
-            // Opened, then its real path checked: what it is now, not what it was at the check.
-            if let Ok(d) = open_within(&base.join(name), &base) {
-                if name == "sys" {
-                    sys = d.path().to_path_buf();
-                }
-                tops.push((name, d.into_fd()));
+            if let Some(top) = open_top(&fd, &base, name).map_err(unusable)? {
+                tops.push((name, top));
             }
         }
         Ok(Root {
+            given: given.to_path_buf(),
+            sys: base.join("sys"),
             base,
-            sys,
-            fd,
+            fd: Arc::new(fd),
             tops: Arc::new(tops),
         })
+    }
+
+    /// The path the root was given by, when it is not the directory's real path (a link on the
+    /// way, or a relative path): what the answer names beside the directory the run used.
+    pub fn given_through_link(&self) -> Option<&Path> {
+        let plain = self.given.is_absolute()
+            && !self
+                .given
+                .components()
+                .any(|c| matches!(c, Component::ParentDir | Component::CurDir));
+        (plain && self.given != self.base).then_some(self.given.as_path())
     }
 
     /// The directory `rel` of the root (`dev/md`), open, when it exists and resolves inside
     /// the root.
     pub(crate) fn dir(&self, rel: &str) -> Option<Dir> {
-        open_within(&self.base.join(rel), &self.base).ok()
+        let fd = self.open_in_root(rel, OFlags::DIRECTORY).ok()?;
+        Some(Dir::from_fd(fd, self.base.join(rel)))
     }
 
     /// `sys/`, open: the directory [`Root::new`] opened, opened again through its descriptor.
@@ -113,6 +157,37 @@ impl Root {
             )),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
+    }
+
+    /// Whether `sys/block` is there: a root without it has no array to check.
+    pub(crate) fn has_block(&self) -> bool {
+        self.sys_dir()
+            .and_then(|sys| sys.dir_under(&["block"]))
+            .is_ok_and(|block| block.is_some())
+    }
+
+    /// Whether the file `path` (under the root) exists, its last component not followed.
+    pub(crate) fn exists(&self, path: &Path) -> bool {
+        self.relative(path)
+            .and_then(|rel| self.open_in_root(rel, OFlags::PATH | OFlags::NOFOLLOW))
+            .is_ok()
+    }
+
+    /// Whether the file `path` (under the root) is a link, not followed.
+    pub(crate) fn is_link(&self, path: &Path) -> bool {
+        self.relative(path)
+            .and_then(|rel| self.open_in_root(rel, OFlags::PATH | OFlags::NOFOLLOW))
+            .and_then(|fd| Ok(fstat(&fd)?))
+            .is_ok_and(|st| st.st_mode & S_IFMT == S_IFLNK)
+    }
+
+    /// The file `path` (under the root), opened `O_PATH` beneath the root, its last component
+    /// not followed: its identity, for comparing it with another file (`fstat`).
+    pub(crate) fn identity(&self, path: &Path) -> io::Result<(u64, u64)> {
+        let fd = self.open_in_root(self.relative(path)?, OFlags::PATH | OFlags::NOFOLLOW)?;
+        let st = fstat(&fd)?;
+        #[allow(clippy::useless_conversion)] // their types differ by architecture
+        Ok((u64::from(st.st_dev), u64::from(st.st_ino)))
     }
 
     pub(crate) fn base(&self) -> &Path {
@@ -271,8 +346,9 @@ impl Root {
         Ok(self.dir_beneath(dir)?.map(|d| (d, name.to_string())))
     }
 
-    /// Creates `dir` and its missing parents beneath the root, one level at a time, and returns
-    /// it open; refused when an existing part of it leads out of the root.
+    /// Creates `dir` and its missing parents beneath the root, one level at a time (each parent
+    /// synced after), and returns it open; refused when an existing part of it leads out of the
+    /// root.
     pub(crate) fn make_dir(&self, dir: &Path) -> io::Result<Dir> {
         let rel = self.relative(dir)?;
         let mut held = Dir::from_fd(self.fd.try_clone()?, self.base.clone());
@@ -284,7 +360,9 @@ impl Root {
             prefix.push_str(part);
             let fd = match self.open_in_root(&prefix, OFlags::DIRECTORY) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    // Synced, so that the files then written in it are found after a power cut.
                     held.make_sub(part)?;
+                    held.sync()?;
                     self.open_in_root(&prefix, OFlags::DIRECTORY)?
                 }
                 other => other?,
@@ -304,49 +382,54 @@ fn refused(e: io::Error, path: &Path) -> io::Error {
     }
 }
 
-/// Checks that `base/<name>` (`base` canonical) is inside the root: a real directory, nothing
-/// yet, or a link that resolves inside `base`. A real directory is inside by construction; only a
-/// link can lead out (or nowhere), and the error says so, naming it.
-pub(crate) fn check_top_level(base: &Path, name: &str) -> io::Result<()> {
-    let path = base.join(name);
-    if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Ok(());
-    }
-    match fs::canonicalize(&path) {
-        Ok(real) if real.starts_with(base) => Ok(()),
-        Ok(real) => Err(leads_out_error(format!(
-            "{} is a link that leads out of the root (to {})",
-            path.display(),
-            real.display()
-        ))),
-        Err(e) => Err(io::Error::new(
-            e.kind(),
-            format!("{} is a link that leads nowhere: {e}", path.display()),
-        )),
+/// The real path of the open directory `fd`, as the kernel names it (`/proc/self/fd`); `None`
+/// without /proc (a bare chroot), where the path given stands for it in messages.
+fn real_path(fd: &OwnedFd) -> Option<PathBuf> {
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let text = readlinkat(CWD, link, Vec::new()).ok()?;
+    Some(PathBuf::from(OsString::from_vec(text.into_bytes())))
+}
+
+/// The top-level directory `name` of the root `fd` (whose path is `base`), opened beneath it:
+/// `None` when there is none (or it is not a directory); an error of kind `LeadsOut` when it is
+/// a link that leads out of the root or nowhere, naming it.
+fn open_top(fd: &OwnedFd, base: &Path, name: &str) -> io::Result<Option<OwnedFd>> {
+    match resolve(
+        fd.as_fd(),
+        name,
+        OFlags::DIRECTORY,
+        Mode::empty(),
+        Links::Beneath,
+    ) {
+        Ok(top) => Ok(Some(top)),
+        Err(e) => match errno(&e) {
+            Some(Errno::XDEV) => Err(leads_out_error(describe_link(
+                base,
+                name,
+                "out of the root",
+            ))),
+            Some(Errno::NOENT | Errno::LOOP) if readlinkat(fd, name, Vec::new()).is_ok() => {
+                Err(leads_out_error(describe_link(base, name, "nowhere")))
+            }
+            Some(Errno::NOENT | Errno::NOTDIR) => Ok(None),
+            _ => Err(e),
+        },
     }
 }
 
-/// Opens the directory at `path`, following links, only when its real path (the kernel's name
-/// for what was opened, `/proc/self/fd`; without /proc, resolved in user space) lies inside
-/// `within`.
-fn open_within(path: &Path, within: &Path) -> io::Result<Dir> {
-    let fd = open_at(CWD, path, OFlags::DIRECTORY, Mode::empty())?;
-    let real = rustix::fs::readlinkat(
-        CWD,
-        format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)),
-        Vec::new(),
-    )
-    .map(|t| PathBuf::from(t.to_string_lossy().into_owned()))
-    .or_else(|_| fs::canonicalize(path))?;
-    if !real.starts_with(within) {
-        return Err(leads_out_error(format!(
-            "{} leads out of {} (to {})",
+/// What is said of the top-level link `base/name` that was refused: where it leads, for the
+/// person who must fix it. Resolved here for the message only; nothing is opened through it.
+fn describe_link(base: &Path, name: &str, refused: &str) -> String {
+    let path = base.join(name);
+    match fs::canonicalize(&path) {
+        Ok(real) if refused != "nowhere" => format!(
+            "{} is a link that leads out of the root (to {})",
             path.display(),
-            within.display(),
             real.display()
-        )));
+        ),
+        Ok(_) => format!("{} is a link that leads {refused}", path.display()),
+        Err(e) => format!("{} is a link that leads nowhere: {e}", path.display()),
     }
-    Ok(Dir::from_fd(fd, real))
 }
 
 fn outside(path: &Path) -> io::Error {

@@ -153,3 +153,34 @@ fn a_udev_run_never_logs_through_a_dev_link_out_of_the_root() {
         bin()
     );
 }
+
+#[test]
+fn a_root_given_through_a_link_is_resolved_once_and_the_answer_names_the_directory_used() {
+    // The root's path is resolved by one open; everything after is opened beneath that
+    // descriptor. A root given through a link (its last component, here) is the directory the
+    // link led to at that open, and the answer says so: the JSON's warnings, --text and --show.
+    let top = scratch("root-link");
+    let real = top.join("real");
+    let r = demo_host(&real);
+    let link = top.join("link");
+    symlink(&real, &link).unwrap();
+    let said = format!(
+        "root: {} leads through a link to {}; this run used that directory",
+        link.display(),
+        fs::canonicalize(&real).unwrap().display()
+    );
+    let out = run(
+        &link,
+        json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["warnings"][0], said, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
+    let link_arg = link.display().to_string();
+    let shown = run_args(&["--show", "--root", &link_arg], "", &[]);
+    assert_eq!(shown.code, 0, "{}", shown.stdout);
+    assert!(shown.stdout.contains(&said), "{}", shown.stdout);
+    // The same directory by its own path: nothing to say.
+    let plain = run(&real, json!({"state": "query"}));
+    assert_eq!(plain.json["warnings"], json!([]), "{}", plain.stdout);
+}

@@ -1,9 +1,11 @@
 //! Input that cannot hang the run or exhaust the host (docs/reference.md §1 and §2,
-//! docs/reliability.md): input over 1 MiB is refused before it is parsed, from a file or stdin,
-//! and `/dev/zero` as the args file is refused after a bounded read; an object that repeats a key,
-//! at any depth, is refused naming the key; a `--udev` run never blocks on a `dev/kmsg` that is
-//! not a character device, and still logs to one that is. All through the real binary on fake
-//! roots; every refusal is exit 2 with one JSON object and nothing written.
+//! docs/reliability.md): input over 1 MiB is refused before it is parsed, from a file or stdin;
+//! an args file that is not a regular file (a FIFO, `/dev/zero`) is refused before any read, and
+//! a FIFO in place of the lock file fails the run at once; `--udev` takes only md kernel names;
+//! an object that repeats a key, at any depth, is refused naming the key; a `--udev` run never
+//! blocks on a `dev/kmsg` that is not a character device, and still logs to one that is. All
+//! through the real binary on fake roots; every refusal of input is exit 2 with one JSON object
+//! and nothing written.
 
 use crate::common::{bin, run, run_args, scratch};
 use mdtune_fakeroot::demo_host;
@@ -128,14 +130,111 @@ fn input_over_1_mib_is_refused_from_a_file_and_from_stdin_and_exactly_1_mib_pars
 }
 
 #[test]
-fn dev_zero_as_the_args_file_is_refused_quickly() {
-    let out = mdtune(&["/dev/zero"], Vec::new());
-    assert_too_large(&out, "/dev/zero");
-    assert!(
-        out.took < Duration::from_secs(5),
-        "/dev/zero took {:?} to refuse",
-        out.took
-    );
+fn an_args_file_that_is_not_a_regular_file_is_refused_at_once_with_exit_2_naming_it() {
+    // A FIFO without a writer would block open() forever; /dev/zero would never end; a
+    // directory cannot be read. Each is refused before any read, naming the path and what it is.
+    require("mkfifo", "coreutils");
+    let dir = scratch("args-odd");
+    let fifo = dir.join("args.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo {} failed", fifo.display());
+    let fifo_arg = fifo.display().to_string();
+    let dir_arg = dir.display().to_string();
+    for (arg, what) in [
+        (fifo_arg.as_str(), "a FIFO"),
+        ("/dev/zero", "a device"),
+        (dir_arg.as_str(), "a directory"),
+    ] {
+        let out = mdtune(&[arg], Vec::new());
+        assert_eq!(out.code, 2, "{arg}: {}", out.stdout);
+        assert_eq!(out.json["failed"], true, "{arg}: {}", out.stdout);
+        assert!(
+            out.msg().contains(&format!(
+                "cannot read the args file {arg}: it is {what}, not a regular file"
+            )),
+            "{arg}: {}",
+            out.msg()
+        );
+        assert!(
+            out.took < Duration::from_secs(5),
+            "{arg} took {:?}",
+            out.took
+        );
+    }
+}
+
+#[test]
+fn a_fifo_as_the_lock_file_fails_the_run_at_once_with_exit_1_and_writes_nothing() {
+    // With no reader the FIFO's non-blocking open fails at once; with a reader it opens, and
+    // is refused as not a regular file. Neither waits out MDTUNE_LOCK_WAIT, for a module run
+    // or a udev replay, and no value is written.
+    require("mkfifo", "coreutils");
+    for reader in [false, true] {
+        let (root, r) = persisted_root(&format!("lock-fifo-{reader}"));
+        let lock = root.join("run/mdtune.lock");
+        let _ = fs::remove_file(&lock);
+        let made = Command::new("mkfifo").arg(&lock).status().unwrap();
+        assert!(made.success(), "mkfifo {} failed", lock.display());
+        // A reader that holds the FIFO open (O_RDONLY | O_NONBLOCK does not block).
+        let _held = reader.then(|| {
+            use std::os::unix::fs::OpenOptionsExt;
+            fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(0o4000)
+                .open(&lock)
+                .unwrap()
+        });
+        let root_arg = root.display().to_string();
+        let input =
+            json!({"root": root_arg, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+        let mut module = Command::new(bin());
+        module.arg("-").env("MDTUNE_LOCK_WAIT", "60");
+        let mut replay = Command::new(bin());
+        replay
+            .args(["--udev", "md0", "--root", &root_arg])
+            .env("MDTUNE_LOCK_WAIT", "60");
+        for (what, cmd, stdin) in [
+            ("module", module, input.to_string().into_bytes()),
+            ("--udev", replay, Vec::new()),
+        ] {
+            let out = bounded(cmd, stdin, Duration::from_secs(20));
+            assert_eq!(out.code, 1, "{what}, reader {reader}: {}", out.stdout);
+            assert!(
+                out.msg().contains(&format!(
+                    "cannot take the lock {}: it is a FIFO, not a regular file",
+                    fs::canonicalize(&lock).unwrap().display()
+                )),
+                "{what}, reader {reader}: {}",
+                out.msg()
+            );
+            assert!(
+                out.took < Duration::from_secs(5),
+                "{what} took {:?}",
+                out.took
+            );
+            assert_eq!(
+                r.read_md("md0", "stripe_cache_size"),
+                "256",
+                "{what}: a value was written"
+            );
+        }
+    }
+}
+
+#[test]
+fn udev_takes_only_md_kernel_names() {
+    let root = scratch("udev-names").join("root");
+    demo_host(&root);
+    let root_arg = root.display().to_string();
+    for bad in ["md..", "md.", "mdx", "md_", "md-0", "md0/../x", "sda"] {
+        let out = run_args(&["--udev", bad, "--root", &root_arg], "", &[]);
+        assert_eq!(out.code, 2, "{bad}: {}", out.stdout);
+        assert!(
+            out.msg().contains("not an md kernel name"),
+            "{bad}: {}",
+            out.msg()
+        );
+    }
 }
 
 /// Runs `text` (raw JSON, so that a key can repeat) and checks it is refused with exit 2, the

@@ -35,17 +35,43 @@ const SYS_OPENAT2: u64 = 437;
 const DELAY_US: u64 = 1_000_000;
 
 /// What one traced run saw.
-struct Traced {
-    json: Value,
-    code: i32,
-    stdout: String,
+pub(crate) struct Traced {
+    pub(crate) json: Value,
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
     /// The path the write's open named when it was held, if it ever was.
-    held: Option<String>,
+    pub(crate) held: Option<String>,
+    /// What strace saw of the watched opens.
+    pub(crate) trace: String,
+}
+
+impl Traced {
+    /// Checks which way mdtune resolved paths in this run, from its probe (`openat2` of "/",
+    /// which must be among the watched paths): the walk when strace made it fail ENOSYS.
+    pub(crate) fn assert_resolved_by(&self, walk: bool) {
+        let probe = self
+            .trace
+            .lines()
+            .find(|l| l.contains("openat2(AT_FDCWD, \"/\""))
+            .unwrap_or_else(|| panic!("strace saw no probe of openat2:\n{}", self.trace));
+        let expected = if walk { "ENOSYS" } else { "EXDEV" };
+        assert!(
+            probe.contains(expected),
+            "the probe was not {expected}: {probe}"
+        );
+    }
 }
 
 /// Whether a process is held by strace at the entry of an open for writing whose path ends with
-/// `/<name>` (or is `name`): then the path it names, the `/proc/PID/syscall` line and the pid.
-fn held_at_write_open(pid: u32, name: &str) -> Option<(String, String)> {
+/// `/<name>` (or is `name`): then the path it names and the `/proc/PID/syscall` line.
+pub(crate) fn held_at_write_open(pid: u32, name: &str) -> Option<(String, String)> {
+    held_at_open(pid, name, true)
+}
+
+/// Whether a process is held by strace at the entry of an open (for writing only, when `write`)
+/// whose path ends with `/<name>` (or is `name`): then the path it names and the
+/// `/proc/PID/syscall` line.
+pub(crate) fn held_at_open(pid: u32, name: &str, write: bool) -> Option<(String, String)> {
     let line = fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
     let fields: Vec<&str> = line.split_whitespace().collect();
     let nr: u64 = fields.first()?.parse().ok()?;
@@ -64,7 +90,7 @@ fn held_at_write_open(pid: u32, name: &str) -> Option<(String, String)> {
         _ => return None,
     };
     // O_ACCMODE: O_WRONLY 1, O_RDWR 2.
-    if flags & 3 == 0 {
+    if write && flags & 3 == 0 {
         return None;
     }
     let path = read_c_string(&mem, arg(1)?)?;
@@ -107,6 +133,24 @@ fn race(
     extra: &[&str],
     swap: impl FnOnce(),
 ) -> Traced {
+    race_when(
+        input,
+        watch,
+        &|pid| held_at_write_open(pid, name),
+        extra,
+        swap,
+    )
+}
+
+/// [`race`] with the moment of the swap given by `held`: the first time it finds the traced
+/// process held where it wants it (the path it names and its `/proc/PID/syscall` line).
+pub(crate) fn race_when(
+    input: &Value,
+    watch: &[String],
+    held_at: &dyn Fn(u32) -> Option<(String, String)>,
+    extra: &[&str],
+    swap: impl FnOnce(),
+) -> Traced {
     require_strace();
     let log = scratch("race-strace").join("log");
     let mut cmd = Command::new("strace");
@@ -138,7 +182,7 @@ fn race(
         assert!(Instant::now() < deadline, "the traced run did not end");
         if swap.is_some() {
             for pid in children(strace_pid) {
-                let Some((path, line)) = held_at_write_open(pid, name) else {
+                let Some((path, line)) = held_at(pid) else {
                     continue;
                 };
                 (swap.take().unwrap())();
@@ -158,17 +202,19 @@ fn race(
     }
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let trace = fs::read_to_string(&log).unwrap_or_default();
     let _ = fs::remove_file(&log);
     Traced {
         json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
         code: out.status.code().unwrap_or(-1),
         stdout,
         held,
+        trace,
     }
 }
 
 /// Copies the regular files of `from` into a new directory `to` (the decoy outside the root).
-fn copy_files(from: &Path, to: &Path) {
+pub(crate) fn copy_files(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap().flatten() {
         if e.file_type().unwrap().is_file() {
@@ -179,7 +225,7 @@ fn copy_files(from: &Path, to: &Path) {
 
 /// The swap: `dir` is moved to `stash` (inside the root) and a link to `decoy` (outside it,
 /// holding the same file names) put in its place.
-fn swap_for_link(dir: PathBuf, stash: PathBuf, decoy: PathBuf) -> impl FnOnce() {
+pub(crate) fn swap_for_link(dir: PathBuf, stash: PathBuf, decoy: PathBuf) -> impl FnOnce() {
     move || {
         fs::rename(&dir, &stash).unwrap();
         symlink(&decoy, &dir).unwrap();
@@ -298,9 +344,10 @@ fn md_attribute_race(label: &str, no_openat2: bool) {
         attr.to_string(),
     ]
     .into_iter()
-    // mdtune chooses openat2 or its walk once, by one openat2 of ".": without openat2, that
-    // probe must fail too, as it does on a kernel that lacks the call.
-    .chain(no_openat2.then(|| ".".to_string()))
+    // mdtune chooses openat2 or its walk once, by one openat2 of "/": without openat2, that
+    // probe must fail too, as it does on a kernel that lacks the call; which way the run went
+    // is checked from it.
+    .chain(["/".to_string()])
     .collect();
     let input = json!({
         "root": root.display().to_string(),
@@ -314,6 +361,7 @@ fn md_attribute_race(label: &str, no_openat2: bool) {
         swap_for_link(md_dir, stash.clone(), decoy.clone()),
     );
     assert_confined(&out, attr, md0_settings, &decoy, &decoy_before, &stash);
+    out.assert_resolved_by(no_openat2);
 }
 
 #[test]
