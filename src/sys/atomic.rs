@@ -1,9 +1,12 @@
-//! Files written atomically inside the root, for the persisted state, the saved originals and
-//! the installed binary: a temp file beside the target, then a rename, which replaces a link in
-//! place of the target rather than following it. Temp files an interrupted run left are removed
-//! by the next run that writes or removes in that directory. Every directory used is opened
-//! beneath the root's descriptor ([`Root::make_dir`], [`Root::real_file`]) and every file is
-//! reached relative to it.
+//! Files written atomically and durably inside the root, for the persisted state, the saved
+//! originals and the installed binary: a temp file beside the target, synced, then a rename,
+//! which replaces a link in place of the target rather than following it, then the directory
+//! synced. What a run reports as written is on the disk when the run ends: a power cut after it
+//! leaves the new file whole, never an empty or old one (ext4 and XFS may otherwise write the
+//! rename before the data). A removal syncs its directory too. Temp files an interrupted run
+//! left are removed by the next run that writes or removes in that directory. Every directory
+//! used is opened beneath the root's descriptor ([`Root::make_dir`], [`Root::real_file`]) and
+//! every file is reached relative to it.
 
 use super::dir::Dir;
 use super::root::Root;
@@ -58,13 +61,14 @@ pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) ->
         .create_new(&tmp, mode)
         .and_then(|mut f| {
             f.write_all(bytes)?;
-            f.set_permissions(fs::Permissions::from_mode(mode))
+            f.set_permissions(fs::Permissions::from_mode(mode))?;
+            f.sync_all()
         })
         .and_then(|()| dir.rename(&tmp, &name));
     if result.is_err() {
         let _ = dir.unlink(&tmp);
     }
-    result
+    result.and_then(|()| dir.sync())
 }
 
 /// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`
@@ -75,7 +79,7 @@ pub(crate) fn remove_file(root: &Root, path: &Path) -> io::Result<bool> {
     };
     remove_stale_temps(&dir);
     match dir.unlink(&name) {
-        Ok(()) => Ok(true),
+        Ok(()) => dir.sync().map(|()| true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
