@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the lint suite (tests/lint/run.sh) needs beyond the Rust toolchain: shellcheck
-# from Debian (apt-get, as root) and ruff, pinned, into the project's venv
+# from Debian (apt-get, as root), the i686 and armv7 Rust targets (a build check), and ruff,
+# pinned, into the project's venv
 # ${MDTUNE_VENV:-<repo>/.venv} (made by .ci/setup-python.sh; created here if it is not there yet).
 # Idempotent: what is already installed is only checked. Run by .ci/setup.sh.
 set -euo pipefail
@@ -25,3 +26,10 @@ if [ "$("$venv/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; then
   "$venv/bin/pip" install --quiet "ruff==$ruff_version"
 fi
 log "$("$venv/bin/ruff" --version) in $venv"
+
+# The targets step of the lint suite checks that the crate builds for 32-bit Linux too.
+for t in i686-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+  rustup target list --installed | grep -qx "$t" || rustup target add "$t" >/dev/null ||
+    die "rustup target add $t failed"
+done
+log "rust targets for the lint's build check: i686, armv7"

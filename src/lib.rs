@@ -17,8 +17,8 @@
 //! `sys`, the floor that alone owns descriptors, system calls and confinement to the root. The
 //! interface is docs/reference.md; code comments cite its sections as §N.
 //!
-//! The crate has no `unsafe` code: every system call goes through rustix, and the binary uses
-//! the system allocator.
+//! Every system call goes through rustix and the binary uses the system allocator, so the crate
+//! forbids code the compiler cannot check (the attribute below).
 //!
 //! The modules are public only as far as the fuzz crate and the integration tests need: each
 //! folder's face names what it exports.

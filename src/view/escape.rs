@@ -14,26 +14,26 @@ use std::fmt::Write as _;
 /// field is one line), DEL, C1 controls, the bidirectional embeddings, overrides and isolates
 /// (U+202A..U+202E, U+2066..U+2069), the invisible direction marks (U+200E, U+200F, U+061C) and
 /// the line and paragraph separators (U+2028, U+2029).
-fn unsafe_char(c: char) -> bool {
+fn hazardous(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
         | '\u{200e}' | '\u{200f}' | '\u{61c}' | '\u{2028}' | '\u{2029}')
 }
 
-/// `text` with every unsafe character written visibly: `\x1b` for one of U+0000..U+00FF,
+/// `text` with every hazardous character written visibly: `\x1b` for one of U+0000..U+00FF,
 /// `\u{202e}` for the others; a backslash is doubled, so that what is shown is unambiguous.
 pub fn escaped(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| unsafe_char(c) || c == '\\') {
+    if !text.chars().any(|c| hazardous(c) || c == '\\') {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
-            c if unsafe_char(c) && u32::from(c) <= 0xff => {
+            c if hazardous(c) && u32::from(c) <= 0xff => {
                 let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
-            c if unsafe_char(c) => {
+            c if hazardous(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
             c => out.push(c),

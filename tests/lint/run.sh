@@ -15,6 +15,9 @@
 #   modules-test tests/lint/test_modules.py, the module checker's self-test
 #   modules      tests/lint/modules.py on src/: no import cycle, no file over 400 lines of non-test
 #                code
+#   unsafe       no `unsafe` in src/ but the crate's #![forbid(unsafe_code)], no extern "C" block
+#   targets      `cargo check` of the crate for i686 and armhf (32-bit Linux, whose system call
+#                tables rustix keeps): the floor builds for more than the release targets
 # Tools: shellcheck from Debian, ruff (pinned) in the venv ${MDTUNE_VENV:-<repo>/.venv}, both
 # installed by .ci/setup-lint.sh. A missing tool fails its step and says how to install it.
 set -uo pipefail
@@ -79,12 +82,36 @@ run_ruff() {
   "$ruff" check --no-cache "${files[@]}"
 }
 
+# check_no_unsafe: `unsafe` appears in src/ only in the forbid attributes, and no `extern "C"`.
+check_no_unsafe() {
+  local found
+  found=$(grep -rn -e 'unsafe' -e 'extern "C"' src fuzz/src | grep -v '#!\[forbid(unsafe_code)\]$')
+  [ -z "$found" ] || { echo "unsafe code or a C block in src/:"; echo "$found"; return 1; }
+  echo "no unsafe, no extern \"C\" (src/, fuzz/src/)"
+}
+
+# check_targets: the crate builds for 32-bit x86 and arm, where its system calls differ.
+check_targets() {
+  local t ok=0
+  for t in i686-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+    if ! rustup target list --installed 2>/dev/null | grep -qx "$t"; then
+      echo "the rust target $t is missing: rustup target add $t (or run .ci/setup-lint.sh)"
+      ok=1
+      continue
+    fi
+    cargo check --quiet --lib --bins --target "$t" || { echo "cargo check --target $t failed"; ok=1; }
+  done
+  return $ok
+}
+
 step fmt cargo fmt --check
 step clippy cargo clippy --all-targets --quiet -- -D warnings -W clippy::too_many_lines
 step shell run_shellcheck
 step ruff run_ruff
 step modules-test python3 -m unittest discover -s tests/lint -p 'test_*.py'
 step modules python3 tests/lint/modules.py src
+step unsafe check_no_unsafe
+step targets check_targets
 
 [ ${#failures[@]} -eq 0 ] || echo "lint: failed steps: ${failures[*]}"
 echo "lint: $passed passed, $failed failed"
