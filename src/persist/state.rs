@@ -230,7 +230,9 @@ pub(crate) fn write_files(root: &Root, files: &[FilePlan]) -> Result<(), Persist
     for (i, f) in files.iter().enumerate().filter(|(_, f)| f.is_due()) {
         if let Err(source) = carry_out(root, f) {
             let path = display(root, &f.path);
-            let left = undo_files(root, &files[..i]);
+            // A file renamed into place whose directory could not be synced is put back too.
+            let end = if sys::in_place(&source) { i + 1 } else { i };
+            let left = undo_files(root, &files[..end]);
             if left.is_empty() {
                 return Err(PersistError::Write { path, source });
             }

@@ -9,6 +9,7 @@
 //! every file is reached relative to it.
 
 use super::dir::Dir;
+use super::error::NotSynced;
 use super::root::Root;
 use std::fs;
 use std::io::{self, Write as _};
@@ -49,9 +50,10 @@ fn remove_stale_temps(dir: &Dir) {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a new temp file beside it, then a rename (which replaces
-/// a link in place of `path` rather than following it), both relative to the directory opened
-/// (and made, when missing) beneath the root.
+/// Writes `bytes` to `path` atomically: a new temp file beside it, synced, then a rename (which
+/// replaces a link in place of `path` rather than following it), then the directory synced, all
+/// relative to the directory opened (and made, when missing) beneath the root. An error of kind
+/// [`NotSynced`] when only the last sync failed: the file is in place then.
 pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = root.make_dir(path.parent().unwrap_or(Path::new(".")))?;
     remove_stale_temps(&dir);
@@ -68,7 +70,9 @@ pub(crate) fn write_atomic(root: &Root, path: &Path, bytes: &[u8], mode: u32) ->
     if result.is_err() {
         let _ = dir.unlink(&tmp);
     }
-    result.and_then(|()| dir.sync())
+    result?;
+    dir.sync()
+        .map_err(|e| io::Error::new(e.kind(), NotSynced(e)))
 }
 
 /// Removes a file inside the root (a link in its place is removed, not followed); `Ok(false)`

@@ -46,3 +46,26 @@ pub(super) fn errno(e: &io::Error) -> Option<Errno> {
 pub(crate) fn absent(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound || matches!(errno(e), Some(Errno::NOTDIR | Errno::LOOP))
 }
+
+/// The error of a file written and renamed into place whose directory could not be synced: the
+/// new content is there, but may not survive a power cut. Its own kind, so that the caller puts
+/// the old content back as it does for the files written before it.
+#[derive(Debug)]
+pub(crate) struct NotSynced(pub(crate) io::Error);
+
+impl std::fmt::Display for NotSynced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "written, but its directory could not be synced: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotSynced {}
+
+/// Whether `e` says that a file was put in place but not synced (see [`NotSynced`]).
+pub(crate) fn in_place(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<NotSynced>())
+}

@@ -21,7 +21,7 @@ pub use args::{open_args_file, ArgsFileError};
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use dir_write::{LockFile, OpenLock};
-pub(crate) use error::{leads_out, EBUSY, ENODEV};
+pub(crate) use error::{in_place, leads_out, EBUSY, ENODEV};
 pub use root::Root;
 pub(crate) use root::{
     write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,

@@ -160,3 +160,36 @@ fn every_persisted_file_and_directory_change_is_synced_in_order_persist_revert_a
     assert!(undone >= 2, "the undo renamed nothing back:\n{trace}");
     assert_durable(&trace, &root, "undo");
 }
+
+#[test]
+fn a_persisted_file_whose_directory_sync_fails_is_put_back_with_the_others() {
+    // The state file is renamed into place, then the sync of etc/mdtune/ fails (EIO, injected
+    // on that directory's second fsync; its first follows the manifest's rename): the new state
+    // is there but not durable, so the run fails and puts it back, the manifest too, and no
+    // value is written.
+    require_strace();
+    let dir = scratch("sync-fails");
+    let root = dir.join("root");
+    let r = demo_host(&root);
+    let etc = root.join("etc/mdtune");
+    fs::create_dir_all(&etc).unwrap();
+    let etc_arg = fs::canonicalize(&etc).unwrap();
+    let etc_arg = etc_arg.display().to_string();
+    let input = json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+    let inject = ["-P", &etc_arg, "-e", "inject=fsync:error=EIO:when=2"];
+    let (out, trace) = traced(&root, input, &inject);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let msg = out.json["msg"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("mdtune.json") && msg.contains("could not be synced"),
+        "{msg}"
+    );
+    assert!(
+        trace.contains("fsync(") && trace.contains("(INJECTED)"),
+        "no sync failed:\n{trace}"
+    );
+    for file in ["mdtune.json", "installed.json"] {
+        assert!(!etc.join(file).exists(), "{file} was left in place: {msg}");
+    }
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256", "{msg}");
+}
