@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The VM suite: mdtune against real kernels. Boots every kernel that .ci/setup-vm.sh unpacked
 # (bullseye's 5.10, bookworm's 6.1, bookworm-backports' 6.12, trixie-backports' 7.x cloud kernels)
-# under QEMU (TCG), three times each, with one initramfs per kernel:
+# under QEMU (TCG), five times each, with one initramfs per kernel:
 #   first boot,  nvme_core.multipath=N (queues on /sys/block/nvme0n1/mq): 21 NVMe drives, three
 #                virtio-scsi disks (one rotational), the persistent /etc disk; tests/vm/guest/first.sh
 #                builds the arrays, runs every scenario, starts systemd-udevd for the udev ones and
@@ -11,7 +11,12 @@
 #                lets udev assemble and tune the arrays, then runs what the multipath layout and NUMA need;
 #   auto boot,   a KVM guest's shape: 5 vCPUs on NUMA node 0, node 1 with memory and no CPUs,
 #                isolcpus=4 nohz_full=3, virtio-blk disks with 3 or 1 virtqueues, a fresh /etc disk;
-#                tests/vm/guest/auto.sh runs auto, a map with no paths and a revert (docs/auto.md).
+#                tests/vm/guest/auto.sh runs auto, a map with no paths and a revert (docs/auto.md);
+#   powercut and after-powercut boots, a raid5 on three drives and a fresh /etc disk:
+#                tests/vm/guest/powercut.sh persists and crashes the kernel the moment mdtune
+#                exits; the next boot, from the same disks (tests/vm/guest/after-powercut.sh),
+#                finds the persisted files whole and the values put back by the rule
+#                (docs/reliability.md, durable persistence).
 # tests/vm/check.py asserts on what the guests reported and prints "N passed, N failed".
 #
 # Needs: qemu-system-x86_64, the cache from .ci/setup-vm.sh, python3, mkfs.ext4 (e2fsprogs), the
@@ -19,9 +24,9 @@
 # (default <repo>/target/vm), MDTUNE_VM_TIMEOUT (seconds per boot, default 600), MDTUNE_VM_START_TIMEOUT (seconds until /init must speak, default 150), MDTUNE_VM_ONLY
 # (words: a series' exact name boots that series, any other word every series containing it, e.g.
 # "bookworm" only bookworm, "backports" both backports series, "bullseye trixie" two),
-# MDTUNE_VM_BOOTS (which boots of each series, words among "first second auto", default all three;
-# second needs first), MDTUNE_VM_BIN (test this static binary instead of building one; for work on
-# the harness),
+# MDTUNE_VM_BOOTS (which boots of each series, words among "first second auto powercut
+# after-powercut", default all five; second needs first, after-powercut needs powercut),
+# MDTUNE_VM_BIN (test this static binary instead of building one; for work on the harness),
 # MDTUNE_VM_STRACE (series whose first boot measures query's time and system calls against the
 # floor program bench/floor/sysfs_floor.rs, default bookworm).
 set -Eeuo pipefail
@@ -135,6 +140,9 @@ first_scsi="0:7200:2 1:1:2 2:1:0"
 # The auto boot: the /etc disk, and virtio-blk disks SERIAL:VIRTQUEUES:PARTITIONS (guest/auto.sh).
 auto_nvme="ETC0:1:0"
 auto_vd="V0:5:0 V1:5:0 V2:5:0 V3:3:2 V4:3:2 V5:1:2 V6:3:0 V7:3:0 V8:3:0"
+# The power-cut boots: md0's three drives and the /etc disk, fresh for powercut; after-powercut
+# boots from the images the crash left.
+powercut_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 ETC0:1:0"
 
 # watched CMD...: runs QEMU; exit 124 when it runs past $boot_timeout, 125 when the guest's /init
 # printed nothing to the results port within $start_timeout (the boot stalled before /init).
@@ -174,13 +182,18 @@ boot() {
     numa=(-object 'memory-backend-ram,id=m0,size=512M' -object 'memory-backend-ram,id=m1,size=512M'
           -numa 'node,nodeid=0,cpus=0,memdev=m0' -numa 'node,nodeid=1,cpus=1,memdev=m1')
   fi
+  if [ "$phase" = powercut ] || [ "$phase" = after-powercut ]; then
+    nvme=$powercut_nvme scsi="" extra=" no_timer_check"
+  fi
   mkdir -p "$dir/$phase"
   local args=() parts=0 n=0 s=0 v=0 spec serial q p img id rate
   for spec in $nvme; do
     IFS=: read -r serial q p <<<"$spec"
     img=$dir/$serial.img
-    # The second boot keeps the members of md0-md2 and /etc; everything else is fresh.
-    if [ "$phase" != second ] || ! case $serial in MDT[0-7] | ETC0) true ;; *) false ;; esac; then
+    # The second boot keeps the members of md0-md2 and /etc, after-powercut every image (the
+    # crash's); everything else is fresh.
+    if [ "$phase" != after-powercut ] &&
+       { [ "$phase" != second ] || ! case $serial in MDT[0-7] | ETC0) true ;; *) false ;; esac; }; then
       rm -f "$img" && truncate -s "${disk_mib}M" "$img"
       [ "$p" -eq 0 ] || mbr "$img" "$p"
       [ "$serial" != ETC0 ] || mkfs.ext4 -q -F -L mdtune-etc "$img"
@@ -265,8 +278,8 @@ while read -r series abi <&3; do
   mkdir -p "$work/$series"
   python3 "$here/initramfs.py" --moddir "$(kernel_file "$abi" moddir)" --cache "$cache" --mdtune "$bin" \
     --floor "$floor" --out "$work/$series/initrd.gz" >"$work/$series/modules.txt"
-  for phase in ${MDTUNE_VM_BOOTS:-first second auto}; do
-    case $phase in first | second | auto) ;; *) echo "tests/vm: MDTUNE_VM_BOOTS: no boot $phase"; echo "0 passed, 1 failed"; exit 1 ;; esac
+  for phase in ${MDTUNE_VM_BOOTS:-first second auto powercut after-powercut}; do
+    case $phase in first | second | auto | powercut | after-powercut) ;; *) echo "tests/vm: MDTUNE_VM_BOOTS: no boot $phase"; echo "0 passed, 1 failed"; exit 1 ;; esac
     boot "$series" "$abi" "$phase"
     runs+=("$work/$series/$phase")
   done
