@@ -160,7 +160,7 @@ boot() {
   : >"$work/$phase.rec"
   timeout "${MDTUNE_VM_TIMEOUT:-600}" qemu-system-x86_64 -machine q35 -m 768 -smp 2 -nographic -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd.img" \
-    -append "console=ttyS0 root=/dev/vda rootfstype=ext4 rw init=/sbin/vm-init vm.phase=$phase $2" \
+    -append "console=ttyS0 no_timer_check root=/dev/vda rootfstype=ext4 rw init=/sbin/vm-init vm.phase=$phase $2" \
     -drive "file=$work/root.img,if=virtio,format=raw" \
     -drive "file=$work/member1.img,if=virtio,format=raw" \
     -drive "file=$work/member2.img,if=virtio,format=raw" \
