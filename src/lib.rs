@@ -34,4 +34,6 @@ pub mod report;
 pub mod run;
 pub mod spec;
 pub mod sys;
+#[cfg(test)]
+mod testing;
 pub mod view;

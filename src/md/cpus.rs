@@ -103,19 +103,23 @@ mod tests {
 
     #[test]
     fn lists_and_masks_read_as_the_kernel_prints_them() {
-        let list = |t| CpuSet::from_list(t).map(|s| s.len());
-        assert_eq!(list("0\n"), Some(1));
-        assert_eq!(list("0-3,8-11\n"), Some(8));
-        assert_eq!(list("\n"), Some(0));
-        assert_eq!(list("(null)\n"), None);
-        assert_eq!(list("3-1"), None);
-        assert_eq!(list("0-4294967295"), None);
-        let mask = |t| CpuSet::from_mask(t).map(|s| s.len());
-        assert_eq!(mask("07\n"), Some(3));
-        assert_eq!(mask("ffffffff,ffffffff"), Some(64));
-        assert_eq!(mask("00000001,00000000"), Some(1));
-        assert_eq!(mask("xyz"), None);
-        assert_eq!(mask(""), None);
+        let list: fn(&str) -> Option<u64> = |t| CpuSet::from_list(t).map(|s| s.len());
+        let mask: fn(&str) -> Option<u64> = |t| CpuSet::from_mask(t).map(|s| s.len());
+        for (read, text, cpus) in [
+            (list, "0\n", Some(1)),
+            (list, "0-3,8-11\n", Some(8)),
+            (list, "\n", Some(0)),
+            (list, "(null)\n", None),
+            (list, "3-1", None),
+            (list, "0-4294967295", None),
+            (mask, "07\n", Some(3)),
+            (mask, "ffffffff,ffffffff", Some(64)),
+            (mask, "00000001,00000000", Some(1)),
+            (mask, "xyz", None),
+            (mask, "", None),
+        ] {
+            assert_eq!(read(text), cpus, "{text:?}");
+        }
         let online = CpuSet::from_list("0-7").unwrap();
         let unbound = CpuSet::from_mask("00000000,0000003f").unwrap();
         assert_eq!(online.and(&unbound).len(), 6);

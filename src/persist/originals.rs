@@ -209,15 +209,8 @@ impl Originals {
 mod tests {
     use super::*;
     use crate::host::fixtures::{host, raid};
+    use crate::testing::scratch;
     use std::fs;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("mdtune-originals-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
 
     fn write(array: &str, before: u64, after: u64) -> Write {
         Write {

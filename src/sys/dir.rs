@@ -311,23 +311,15 @@ impl Dir {
 mod tests {
     use super::*;
     use crate::sys::error::leads_out;
+    use crate::testing::{scratch, tree};
     use std::fs;
-    use std::os::unix::fs::symlink;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mdtune-dirfd-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        fs::canonicalize(&dir).unwrap()
-    }
 
     #[test]
     fn files_are_read_relative_to_the_directory_and_links_are_not_followed() {
         let dir = scratch("read");
-        fs::create_dir_all(dir.join("sys/md")).unwrap();
-        fs::write(dir.join("sys/md/level"), "raid5\n").unwrap();
-        fs::write(dir.join("secret"), "outside\n").unwrap();
-        symlink(dir.join("secret"), dir.join("sys/md/uuid")).unwrap();
+        let secret = dir.join("secret").display().to_string();
+        let link = format!("sys/md/uuid->{secret}");
+        tree(&dir, &["sys/md/level=raid5\n", "secret=outside\n", &link]);
         let md = Dir::open(&dir.join("sys"))
             .unwrap()
             .sub("md")
@@ -348,11 +340,15 @@ mod tests {
     fn a_followed_link_must_stay_inside_the_directory_it_is_resolved_beneath() {
         let dir = scratch("follow");
         let sys = dir.join("sys");
-        fs::create_dir_all(sys.join("devices/disk0/mq/0")).unwrap();
-        fs::create_dir_all(sys.join("block")).unwrap();
-        fs::create_dir_all(dir.join("elsewhere")).unwrap();
-        symlink("../devices/disk0", sys.join("block/disk0")).unwrap();
-        symlink("../../elsewhere", sys.join("block/out")).unwrap();
+        tree(
+            &dir,
+            &[
+                "sys/devices/disk0/mq/0/",
+                "elsewhere/",
+                "sys/block/disk0->../devices/disk0",
+                "sys/block/out->../../elsewhere",
+            ],
+        );
         let sys_dir = Dir::open(&sys).unwrap();
         let disk = sys_dir.real_under(&["block/disk0"]).unwrap().unwrap();
         assert_eq!(disk.path(), sys.join("devices/disk0"));
@@ -376,12 +372,15 @@ mod tests {
     #[test]
     fn paths_under_a_directory_are_read_with_or_without_openat2_and_never_through_a_link() {
         let dir = scratch("beneath");
-        fs::create_dir_all(dir.join("dev/queue")).unwrap();
-        fs::write(dir.join("dev/queue/rotational"), "1\n").unwrap();
-        fs::create_dir_all(dir.join("elsewhere")).unwrap();
-        fs::write(dir.join("elsewhere/rotational"), "0\n").unwrap();
-        symlink("../elsewhere", dir.join("dev/linked")).unwrap();
-        symlink("../elsewhere/rotational", dir.join("dev/queue/link")).unwrap();
+        tree(
+            &dir,
+            &[
+                "dev/queue/rotational=1\n",
+                "elsewhere/rotational=0\n",
+                "dev/linked->../elsewhere",
+                "dev/queue/link->../elsewhere/rotational",
+            ],
+        );
         let dev = Dir::open(&dir.join("dev")).unwrap();
         assert_eq!(
             dev.read("queue/rotational").unwrap().as_deref(),
@@ -390,8 +389,7 @@ mod tests {
         assert_eq!(dev.read("queue/missing").unwrap(), None);
         assert!(dev.read("linked/rotational").is_err(), "a linked directory");
         assert!(dev.read("queue/link").is_err(), "a linked file");
-        fs::create_dir_all(dir.join("elsewhere/sub")).unwrap();
-        fs::create_dir_all(dir.join("dev/queue/sub")).unwrap();
+        tree(&dir, &["elsewhere/sub/", "dev/queue/sub/"]);
         assert!(dev.sub("queue/sub").unwrap().is_some());
         assert!(
             dev.sub("linked/sub").unwrap().is_none(),
@@ -399,8 +397,12 @@ mod tests {
         );
         // The same without openat2: openat(O_NOFOLLOW) one component at a time.
         let walk = |p: &str| {
-            let none = (OFlags::empty(), Mode::empty());
-            super::super::resolve::walk(dev.fd(), p, none.0, none.1, Links::None)
+            let how = super::super::resolve::How {
+                flags: OFlags::empty(),
+                mode: Mode::empty(),
+                links: Links::None,
+            };
+            super::super::resolve::walk(dev.fd(), p, how)
         };
         assert!(walk("queue/rotational").is_ok());
         assert_eq!(
@@ -419,14 +421,22 @@ mod tests {
     fn paths_under_a_directory_follow_links_only_while_they_stay_inside_it() {
         let dir = scratch("under");
         let sys = dir.join("sys");
-        fs::create_dir_all(sys.join("devices/disk0/mq/0")).unwrap();
-        fs::create_dir_all(sys.join("devices/disk0/mq/1")).unwrap();
-        fs::write(sys.join("devices/disk0/size"), "8\n").unwrap();
-        fs::create_dir_all(sys.join("block")).unwrap();
-        fs::create_dir_all(dir.join("elsewhere/mq/0")).unwrap();
-        symlink("../devices/disk0", sys.join("block/disk0")).unwrap();
-        symlink("../../elsewhere", sys.join("block/out")).unwrap();
-        symlink(sys.join("devices/disk0"), sys.join("block/absolute")).unwrap();
+        let absolute = format!(
+            "sys/block/absolute->{}",
+            sys.join("devices/disk0").display()
+        );
+        tree(
+            &dir,
+            &[
+                "sys/devices/disk0/mq/0/",
+                "sys/devices/disk0/mq/1/",
+                "sys/devices/disk0/size=8\n",
+                "elsewhere/mq/0/",
+                "sys/block/disk0->../devices/disk0",
+                "sys/block/out->../../elsewhere",
+                &absolute,
+            ],
+        );
         let sys_dir = Dir::open(&sys).unwrap();
         // With openat2 (Linux 5.6+) or the walk, whichever this kernel gives; the walk's own
         // answers are checked against openat2's in `super::super::resolve`.

@@ -90,10 +90,20 @@ pub(super) fn resolve(
     mode: Mode,
     links: Links,
 ) -> io::Result<OwnedFd> {
+    let how = How { flags, mode, links };
     match backend() {
-        Backend::Openat2 => kernel(dir, path, flags, mode, links),
-        Backend::Walk => walk(dir, path, flags, mode, links),
+        Backend::Openat2 => kernel(dir, path, how),
+        Backend::Walk => walk(dir, path, how),
     }
+}
+
+/// How [`resolve`] opens a path: the open's flags, the mode a created file gets, and the links it
+/// may pass.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct How {
+    pub(super) flags: OFlags,
+    pub(super) mode: Mode,
+    pub(super) links: Links,
 }
 
 /// How many times a walk that raced with a rename or mount elsewhere is made again (EAGAIN).
@@ -102,13 +112,8 @@ pub(super) fn resolve(
 const OPENAT2_ATTEMPTS: u32 = 1000;
 
 /// [`resolve`] by `openat2`.
-fn kernel(
-    dir: BorrowedFd<'_>,
-    path: &str,
-    flags: OFlags,
-    mode: Mode,
-    links: Links,
-) -> io::Result<OwnedFd> {
+fn kernel(dir: BorrowedFd<'_>, path: &str, how: How) -> io::Result<OwnedFd> {
+    let How { flags, mode, links } = how;
     let resolve = match links {
         Links::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
         Links::None => ResolveFlags::NO_SYMLINKS,
@@ -148,13 +153,8 @@ fn parts(path: &str) -> impl Iterator<Item = String> + '_ {
 /// the walk fails with ELOOP, as `openat2` does ([`Links::None`]); a `..` goes back to the directory held before, refused
 /// (EXDEV) above `dir`. The last component is opened with `flags | O_NOFOLLOW`, and followed the
 /// same way when it is a link that may be followed and `flags` lacks `O_NOFOLLOW`.
-pub(super) fn walk(
-    dir: BorrowedFd<'_>,
-    path: &str,
-    flags: OFlags,
-    mode: Mode,
-    links: Links,
-) -> io::Result<OwnedFd> {
+pub(super) fn walk(dir: BorrowedFd<'_>, path: &str, how: How) -> io::Result<OwnedFd> {
+    let How { flags, mode, links } = how;
     let mut todo: Vec<String> = parts(path).collect();
     let mut held: Vec<OwnedFd> = Vec::new();
     let mut followed = 0;
@@ -211,32 +211,27 @@ fn is_link_error(e: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{scratch, tree};
     use std::fs::{self, File};
-    use std::os::unix::fs::symlink;
-    use std::path::PathBuf;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("mdtune-resolve-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        fs::canonicalize(&dir).unwrap()
-    }
 
     #[test]
     fn the_walk_follows_links_inside_and_refuses_what_openat2_refuses() {
         let top = scratch("walk");
         let root = top.join("root");
-        fs::create_dir_all(root.join("sys/devices/md0/md")).unwrap();
-        fs::create_dir_all(root.join("sys/block")).unwrap();
-        fs::create_dir_all(top.join("outside")).unwrap();
-        fs::write(root.join("sys/devices/md0/md/level"), "raid5\n").unwrap();
-        fs::write(top.join("outside/level"), "outside\n").unwrap();
-        symlink("../devices/md0", root.join("sys/block/md0")).unwrap();
-        symlink(top.join("outside"), root.join("sys/block/abs")).unwrap();
-        symlink("../../../outside", root.join("sys/block/up")).unwrap();
-        symlink("loop", root.join("sys/block/loop")).unwrap();
-        symlink("level", root.join("sys/devices/md0/md/link")).unwrap();
+        let absolute = format!("root/sys/block/abs->{}", top.join("outside").display());
+        tree(
+            &top,
+            &[
+                "root/sys/devices/md0/md/level=raid5\n",
+                "root/sys/block/",
+                "outside/level=outside\n",
+                "root/sys/block/md0->../devices/md0",
+                &absolute,
+                "root/sys/block/up->../../../outside",
+                "root/sys/block/loop->loop",
+                "root/sys/devices/md0/md/link->level",
+            ],
+        );
         let fd = File::open(&root).unwrap();
         let read = |p: &str, flags: OFlags, links: Links| -> Result<String, Option<i32>> {
             let text = |f: io::Result<OwnedFd>| {
@@ -244,8 +239,15 @@ mod tests {
                     .and_then(io::read_to_string)
                     .map_err(|e| e.raw_os_error())
             };
-            let walked = text(walk(fd.as_fd(), p, flags, Mode::empty(), links));
-            let kernel = text(kernel(fd.as_fd(), p, flags, Mode::empty(), links));
+            let how = How {
+                flags,
+                mode: Mode::empty(),
+                links,
+            };
+            let (walked, kernel) = (
+                text(walk(fd.as_fd(), p, how)),
+                text(kernel(fd.as_fd(), p, how)),
+            );
             assert_eq!(
                 walked, kernel,
                 "{p} {links:?}: the walk and openat2 disagree"
