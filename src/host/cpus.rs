@@ -1,6 +1,8 @@
 //! The CPUs and NUMA nodes that `auto`'s default ceiling comes from (docs/auto.md §3), read once
 //! per run, system-wide, never per array: the online CPUs (`cpu/online`), those of them the raid5
-//! workqueue may run on, and the nodes with CPUs (`node/has_cpu`) next to the possible ones.
+//! workqueue may run on, and the nodes with CPUs (`node/has_cpu`) next to the possible ones; also
+//! the possible CPUs (`cpu/possible`), which every blk-mq map spreads over its queues, to tell
+//! poll queues apart.
 //!
 //! Where the kernel gives more than one mask, the one it applies to unbound work decides: the
 //! raid5 workqueue is unbound, so it runs on the CPUs of `wq_unbound_cpumask`
@@ -23,6 +25,8 @@ pub struct Cpus {
     pub nodes_with_cpus: Option<u64>,
     /// `node/possible`, counted.
     pub possible_nodes: Option<u64>,
+    /// `cpu/possible`, counted.
+    pub possible: Option<u64>,
 }
 
 /// A list (or, with `mask`, a mask) file in `dir`, parsed; `None` when absent or not what the
@@ -62,5 +66,6 @@ pub(crate) fn read(sys: &Dir) -> Cpus {
         unbound,
         nodes_with_cpus: count("has_cpu"),
         possible_nodes: count("possible"),
+        possible: set(cpu.as_ref(), "possible", false).map(|s| s.len()),
     }
 }

@@ -137,6 +137,61 @@ impl<'a> Devices<'a> {
         Ok(counted)
     }
 
+    /// How many of `dev`'s `mq/` entries are poll queues (docs/auto.md §2): none unless
+    /// `queue/io_poll` reads 1 (the poll map has queues: `queue_poll_show`). Then they are the
+    /// last entries, since every driver lays its maps out default, read, poll
+    /// (`nvme_pci_map_queues`, `nvmf_map_queues`, `virtblk_map_queues`), and each map gives every
+    /// possible CPU to exactly one of its queues (`blk_mq_map_swqueue`), which `mq/<N>` shows as
+    /// a `cpu<K>` directory (`blk_mq_register_hctx`; counted from its link count, one `statx`):
+    /// the poll queues are the last entries whose CPUs add up to the `possible` CPUs. `Err` says
+    /// why they cannot be told apart.
+    pub(crate) fn poll_queues(&self, dev: &Device, possible: Option<u64>) -> Result<u64, String> {
+        if self.read(dev, "queue/io_poll").ok().flatten().as_deref() != Some("1") {
+            return Ok(0);
+        }
+        let name = &dev.name;
+        let Some(possible) = possible.filter(|&p| p > 0) else {
+            return Err(format!(
+                "{name} has poll queues (queue/io_poll is 1), and cpu/possible, which tells how                  many, cannot be read"
+            ));
+        };
+        let mq = match &dev.at {
+            At::Path(p) => self.sys.dir_under(&[p, "mq"]),
+            At::Open(dir) => dir.sub("mq"),
+        };
+        let mut numbered: Vec<u32> = match mq {
+            Ok(Some(ref mq)) => mq
+                .list()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| n.parse().ok())
+                .collect(),
+            _ => Vec::new(),
+        };
+        numbered.sort_unstable_by(|a, b| b.cmp(a));
+        // cpu<K> directories, not the cpu_list file beside them.
+        let cpu = |e: &str| {
+            e.strip_prefix("cpu")
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let (mut cpus, mut polled) = (0, 0);
+        if let Ok(Some(mq)) = &mq {
+            for n in &numbered {
+                cpus += mq.count_sub(&n.to_string(), cpu).1;
+                polled += 1;
+                if cpus >= possible {
+                    break;
+                }
+            }
+        }
+        if cpus == possible && polled < numbered.len() as u64 {
+            return Ok(polled);
+        }
+        Err(format!(
+            "{name} has poll queues (queue/io_poll is 1), but its last mq/ entries do not map              the {possible} possible CPUs once (cpu<K> entries): which are poll queues cannot              be told"
+        ))
+    }
+
     /// Where `dev` is, for messages: its path through links, or its real path.
     pub(crate) fn path(&self, dev: &Device) -> PathBuf {
         match &dev.at {

@@ -155,7 +155,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, sys::DEV_MD, "");
-    let mut topology = Topology::new(Devices::new(&sys), &block_names);
+    let mut topology = Topology::new(Devices::new(&sys), &block_names, inv.cpus.possible);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
         // md/ is not an md device.

@@ -25,15 +25,27 @@ pub(crate) fn threads_per_node(cpus: u64, nodes_with_cpus: u64) -> u64 {
     (cpus / nodes_with_cpus.max(1)).max(1)
 }
 
-/// A rotational SCSI disk counts as this many queues whatever its `mq/` shows: every LUN of a
-/// SCSI host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
-/// `Scsi_Host`, shared by all its LUNs on mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which
-/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`). Only
-/// SCSI disks (their `device` has `scsi_disk/`): virtio-blk reads rotational 1 on every kernel
-/// (it never clears the flag up to 6.10, and the 6.11 queue-limits rework keeps the default
-/// rotational), yet each of its `mq/` entries is a virtqueue of its own (`virtblk_probe`:
-/// `nr_hw_queues = num_vqs`).
-pub(crate) const ROTATIONAL_QUEUES: u64 = 1;
+/// A SCSI disk counts as this many queues whatever its `mq/` shows, a hard disk or an SSD
+/// alike: every LUN's request queue comes from its host's tag set (`scsi_alloc_sdev`:
+/// `blk_mq_alloc_queue(&sdev->host->tag_set)`), whose `nr_hw_queues` is the host's
+/// (`scsi_mq_setup_tags`: the adapter's reply queues on mpt3sas, megaraid_sas, smartpqi, FC HBAs,
+/// storvsc, virtio_scsi), so `mq/` describes the adapter, shared by all its LUNs, not the disk.
+/// The disk itself takes commands over one link (`device/queue_depth`), as it does behind AHCI,
+/// which shows one `mq/`. Only SCSI disks (their `device` has `scsi_disk/`): virtio-blk reads
+/// rotational 1 and has a queue per virtqueue (`virtblk_probe`: `nr_hw_queues = num_vqs`).
+pub(crate) const SCSI_QUEUES: u64 = 1;
+
+/// Poll queues carry none of md's I/O: md submits no polled bio (no `REQ_POLLED` in
+/// drivers/md), and blk-mq sends a bio to a poll queue only when it is polled
+/// (`blk_mq_get_hctx_type`: `HCTX_TYPE_POLL` for `REQ_POLLED`). They are the queues of the poll
+/// map, which NVMe gets from `nvme.poll_queues` (PCIe: `nvme_setup_irqs`, poll queues have no
+/// interrupt) or `nvme connect --nr-poll-queues` (TCP, RDMA: `nvmf_map_queues`), and virtio-blk
+/// from `virtio_blk.poll_queues`; `crate::host` tells them apart (`Devices::poll_queues`). The
+/// queues that carry md's I/O are a device's `mq/` entries without them (every kernel from 5.10
+/// to 7.x; the VM suite boots each with `nvme.poll_queues`).
+pub(crate) fn md_io_queues(mq_dirs: u64, poll_queues: u64) -> u64 {
+    mq_dirs.saturating_sub(poll_queues)
+}
 
 /// Device-mapper names every device `dm-<minor>` (`alloc_dev`). A request-based dm device
 /// (multipath) has an `mq/` of its own, `dm_mod.dm_mq_nr_hw_queues` entries (default 1), which

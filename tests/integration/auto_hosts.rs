@@ -1,11 +1,11 @@
 //! `auto` on the hosts mdtune's users run (docs/auto.md, docs/reference.md §2, §3, §5), one test
 //! per rule, through the real binary on fake roots that mirror the kernel's sysfs: NUMA nodes
-//! without CPUs, isolated CPUs, virtio-blk disks, roles inside nested arrays, a multipath map
-//! whose paths are gone, restores ordered so the kernel accepts every step, and the `why` of
-//! every number `auto` decides.
+//! without CPUs, isolated CPUs, virtio-blk disks, NVMe poll queues, members with unacknowledged
+//! bad blocks, roles inside nested arrays, a multipath map whose paths are gone, restores ordered
+//! so the kernel accepts every step, and the `why` of every number `auto` decides.
 
 use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch, Run};
-use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
+use mdtune_fakeroot::{FakeRoot, MdSpec, NvmeQueues, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -376,6 +376,154 @@ fn every_setting_auto_decides_says_why_with_the_numbers() {
     let out = run(&dir, json!({"check_mode": true, "thread_policy": 2}));
     assert!(
         out.setting("md0", "group_thread_cnt").get("why").is_none(),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn poll_queues_are_not_counted_on_pcie_nvme_multipath_paths_or_fabrics() {
+    let dir = scratch("poll-queues");
+    let mut r = FakeRoot::new(&dir, 8);
+    // PCIe NVMe booted with nvme.write_queues=2 nvme.poll_queues=2: 2/4/2 default/read/poll,
+    // 8 mq/ entries of which 6 carry md's I/O.
+    let split = NvmeQueues {
+        default: 2,
+        read: 4,
+        poll: 2,
+    };
+    let d: Vec<String> = (0..3).map(|c| r.nvme_split(c, split)).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
+    // Native multipath: the hidden path devices have the queues, 8 default and 2 poll each.
+    let polled = NvmeQueues {
+        default: 8,
+        read: 0,
+        poll: 2,
+    };
+    let heads: Vec<String> = (10..13)
+        .map(|s| r.nvme_multipath_split(s, &[(s, polled)], false))
+        .collect();
+    r.md(
+        "md1",
+        &MdSpec::level("raid5", 2),
+        &[&heads[0], &heads[1], &heads[2]],
+    );
+    // NVMe over TCP, two paths each: one connected with --nr-io-queues 4 --nr-poll-queues 4,
+    // the other with 6 I/O queues and no poll queues.
+    let tcp = |default, poll| NvmeQueues {
+        default,
+        read: 0,
+        poll,
+    };
+    let fabrics: Vec<String> = (20..23)
+        .map(|s| r.nvme_multipath_split(s, &[(s, tcp(4, 4)), (s + 10, tcp(6, 0))], true))
+        .collect();
+    r.md(
+        "md2",
+        &MdSpec::level("raid5", 3),
+        &[&fabrics[0], &fabrics[1], &fabrics[2]],
+    );
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["warnings"], json!([]), "{}", out.stdout);
+    assert_eq!(out.array("md0")["hw_queues"], 6);
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 6);
+    let m = &out.array("md0")["members"][0];
+    assert_eq!(
+        m["note"], "poll queues not counted (md never submits polled I/O): nvme0n1 (8 mq/, 2 poll)",
+        "{m}"
+    );
+    assert_eq!(out.array("md1")["hw_queues"], 8);
+    let p = &out.array("md1")["members"][0]["paths"][0];
+    assert_eq!(
+        (&p["name"], &p["hw_queues"], &p["poll_queues"]),
+        (&json!("nvme10c10n1"), &json!(8), &json!(2)),
+        "{p}"
+    );
+    // The smallest path counts: the TCP path with 4 I/O queues, its 4 poll queues left out.
+    assert_eq!(out.array("md2")["hw_queues"], 4);
+    let paths = &out.array("md2")["members"][0]["paths"];
+    assert_eq!(paths[0]["poll_queues"], 4, "{paths}");
+    assert!(paths[1].get("poll_queues").is_none(), "{paths}");
+}
+
+#[test]
+fn poll_queues_that_cannot_be_told_apart_leave_the_thread_count_unchanged() {
+    let dir = scratch("poll-unknown");
+    let mut r = FakeRoot::new(&dir, 8);
+    let split = NvmeQueues {
+        default: 8,
+        read: 0,
+        poll: 2,
+    };
+    let d: Vec<String> = (0..3).map(|c| r.nvme_split(c, split)).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
+    r.set_md("md0", "group_thread_cnt", "3");
+    // A kernel that showed no cpu<K> entry in mq/<N>: the poll queues cannot be found.
+    for n in 0..10 {
+        let mq = r.device_dir("nvme1n1").join(format!("mq/{n}"));
+        for e in fs::read_dir(&mq).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with("cpu") && e.path().is_dir() {
+                fs::remove_dir(e.path()).unwrap();
+            }
+        }
+    }
+    let out = run(&dir, json!({}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "3");
+    let m = &out.array("md0")["members"][1];
+    assert_eq!(m["hw_queues"], Value::Null, "{m}");
+    let problem = m["problem"].as_str().unwrap_or_default();
+    assert!(
+        problem.starts_with("nvme1n1 has poll queues (queue/io_poll is 1)"),
+        "{m}"
+    );
+    assert!(out.json["warnings"].to_string().contains("nvme1n1"));
+}
+
+#[test]
+fn a_member_with_unacknowledged_bad_blocks_counts_while_in_sync() {
+    let dir = scratch("bad-blocks");
+    let mut r = FakeRoot::new(&dir, 16);
+    // nvme2n1 has fewer queues than the others: counting it shows in the result.
+    let d: Vec<String> = (0..4)
+        .map(|c| r.nvme(c, if c == 2 { 4 } else { 8 }))
+        .collect();
+    let failed = r.scsi("sda", 1);
+    // nvme2n1 reads faulty,in_sync,blocked: md has not acknowledged its bad blocks yet, and
+    // still reads and writes it. sda failed for real (faulty, no slot).
+    r.md_with(
+        "md0",
+        &MdSpec::level("raid5", 1),
+        &[
+            (&d[0], Use::Active),
+            (&d[1], Use::Active),
+            (&d[2], Use::BadBlocks),
+            (&d[3], Use::Active),
+            (&failed, Use::Faulty),
+        ],
+    );
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let members = out.array("md0")["members"].as_array().unwrap().clone();
+    let m = |name: &str| members.iter().find(|m| m["name"] == name).unwrap().clone();
+    assert_eq!(
+        (
+            m("nvme2n1")["role"].clone(),
+            m("nvme2n1")["counted"].clone()
+        ),
+        (json!("active"), json!(true))
+    );
+    assert_eq!(
+        (m("sda")["role"].clone(), m("sda")["counted"].clone()),
+        (json!("faulty"), json!(false))
+    );
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 4);
+    assert!(
+        out.setting("md0", "group_thread_cnt")["why"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("(min over 4 members)"),
         "{}",
         out.stdout
     );
