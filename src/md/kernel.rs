@@ -47,6 +47,40 @@ pub(crate) fn md_io_queues(mq_dirs: u64, poll_queues: u64) -> u64 {
     mq_dirs.saturating_sub(poll_queues)
 }
 
+/// Worker groups of raid5 are allocated for `num_possible_nodes()` groups, a count
+/// (`alloc_thread_groups`), but indexed by `cpu_to_node()`, an id (`cpu_to_group`, used by
+/// `raid5_wakeup_stripe_thread`): where the possible node ids are sparse (bare-metal POWER8/9,
+/// PowerNV: `0,8`; GPU memory adds 252-255 on an AC922), a CPU of node 8 uses
+/// `worker_groups[8]` of a two-entry array, past its end, as soon as `group_thread_cnt` is above
+/// 0. True when the highest possible id + 1 exceeds how many there are. Every kernel since
+/// group_thread_cnt came in 3.12 (read in 6.1 and 6.12); QEMU refuses sparse node ids, so no VM
+/// shows it, and x86, arm64 with ACPI and PowerVM LPARs have dense ids.
+pub(crate) fn sparse_nodes(possible_nodes: u64, highest_id: u64) -> bool {
+    highest_id + 1 > possible_nodes
+}
+
+/// The words every refusal and warning about sparse node ids uses.
+pub(crate) const SPARSE_NODES_WHY: &str = "raid5 allocates its worker groups for \
+     num_possible_nodes() nodes (alloc_thread_groups) but indexes them by node id \
+     (cpu_to_group() is cpu_to_node(), raid5_wakeup_stripe_thread), so a group_thread_cnt above 0 \
+     makes a CPU of a high node id use memory past the end of the allocation";
+
+/// How many stripes one raid5 worker takes at a time, and so how many queued stripes wake one
+/// more worker of a group (`MAX_STRIPE_BATCH`, raid5.h): `raid5_wakeup_stripe_thread` wakes
+/// worker 0 and then `stripes_cnt / 8 - 1` more, where `stripes_cnt` counts the stripes queued
+/// for that group (node); `handle_active_stripes` takes at most 8 per run. The stripes a group
+/// can queue are those of the stripe cache, `stripe_cache_size` of them (`min_nr_stripes`; the
+/// cache grows above it only while a request finds no free stripe and memory allows,
+/// `grow_one_stripe` from raid5d, and shrinks back under memory pressure, `raid5_cache_scan`),
+/// so at most `stripe_cache_size / 8` workers of a group run. Every kernel from 5.10 to 7.x.
+pub(crate) const STRIPES_PER_WORKER: u64 = 8;
+
+/// The most workers per group (node) that the stripe cache `cache` lets run
+/// ([`STRIPES_PER_WORKER`]), at least the one `raid5_wakeup_stripe_thread` always wakes.
+pub(crate) fn workers_the_cache_runs(cache: u64) -> u64 {
+    (cache / STRIPES_PER_WORKER).max(1)
+}
+
 /// Device-mapper names every device `dm-<minor>` (`alloc_dev`). A request-based dm device
 /// (multipath) has an `mq/` of its own, `dm_mod.dm_mq_nr_hw_queues` entries (default 1), which
 /// is no hardware count: with nothing in its `slaves/` (a multipath map whose paths are all
@@ -94,5 +128,17 @@ mod tests {
         assert_eq!(threads_per_node(2, 4), 1);
         assert_eq!(threads_per_node(8, 0), 8);
         assert_eq!(sync_speed_store(-1), 4_294_967_295);
+    }
+
+    #[test]
+    fn node_ids_are_sparse_when_the_highest_is_beyond_the_count() {
+        assert!(!sparse_nodes(1, 0));
+        assert!(!sparse_nodes(4, 3));
+        assert!(sparse_nodes(2, 8), "PowerNV: 0,8");
+        assert!(sparse_nodes(6, 255), "AC922: 0,8,252-255");
+        assert_eq!(workers_the_cache_runs(256), 32);
+        assert_eq!(workers_the_cache_runs(4096), 512);
+        assert_eq!(workers_the_cache_runs(17), 2);
+        assert_eq!(workers_the_cache_runs(7), 1);
     }
 }

@@ -16,6 +16,12 @@ mod listing;
 mod resolve;
 mod root;
 
+/// The kernel's page size in bytes, as the kernel handed it to this process (`AT_PAGESZ`): the
+/// page of every stripe cache entry.
+pub(crate) fn page_size() -> u64 {
+    rustix::param::page_size() as u64
+}
+
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use error::{leads_out, EBUSY, ENODEV};
