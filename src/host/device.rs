@@ -5,7 +5,7 @@
 //! (`block/md0/md/dev-nvme0n1/block`), resolved beneath `sys/`: no walk may leave it (a `..` too
 //! many, an absolute link). An array itself is a path from `sys/`, never opened: its `md/` is
 //! what is read. A member's device is opened once, in one resolution, and everything read under
-//! it (`partition`, `slaves/`, `mq/`, `queue/rotational`) is opened relative to that descriptor,
+//! it (`partition`, `slaves/`, `mq/`, `queue/io_poll`) is opened relative to that descriptor,
 //! one or two components that are never links: following a member costs one long walk, not one
 //! per file. Only a partition's disk is opened by `..`, to learn its name from the kernel. How the
 //! floor resolves a path (`openat2`, or its walk on kernels before 5.6) is its own business;
@@ -102,7 +102,7 @@ impl<'a> Devices<'a> {
         Ok(disk.map(open))
     }
 
-    /// The trimmed text of file `file` (a name or a path such as `queue/rotational`) under `dev`.
+    /// The trimmed text of file `file` (a name or a path such as `queue/io_poll`) under `dev`.
     pub(crate) fn read(&self, dev: &Device, file: &str) -> io::Result<Option<String>> {
         let text = match &dev.at {
             At::Path(p) => self.sys.read_under(&[p, file])?,
