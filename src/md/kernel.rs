@@ -75,6 +75,10 @@ pub(crate) const SPARSE_NODES_WHY: &str = "raid5 allocates its worker groups for
 /// so at most `stripe_cache_size / 8` workers of a group run. Every kernel from 5.10 to 7.x.
 pub(crate) const STRIPES_PER_WORKER: u64 = 8;
 
+/// The largest `stripe_cache_size` the kernel takes (`raid5_store_stripe_cache_size`: EINVAL
+/// above 32768).
+pub(crate) const STRIPE_CACHE_MAX: u64 = 32768;
+
 /// The most workers per group (node) that the stripe cache `cache` lets run
 /// ([`STRIPES_PER_WORKER`]), at least the one `raid5_wakeup_stripe_thread` always wakes.
 pub(crate) fn workers_the_cache_runs(cache: u64) -> u64 {

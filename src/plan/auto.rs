@@ -62,7 +62,7 @@ impl Cache {
             format!(
                 "{} x {disks} disks x {size} = {}",
                 bytes(self.page),
-                bytes(self.page * disks * size)
+                bytes(self.page.saturating_mul(disks).saturating_mul(size))
             )
         })
     }
@@ -222,14 +222,24 @@ fn cache_bound(threads: u64, cache: &Cache, why: &mut String) -> u64 {
     let runs = kernel::workers_the_cache_runs(cache.size);
     let per = kernel::STRIPES_PER_WORKER;
     if threads > runs {
-        let lift = threads * per;
+        // The cache that would let them all run, or the largest the kernel takes.
+        let lift = threads.saturating_mul(per).min(kernel::STRIPE_CACHE_MAX);
+        let (largest, lets) = if lift == kernel::STRIPE_CACHE_MAX {
+            (
+                "the largest ",
+                kernel::workers_the_cache_runs(lift).min(threads),
+            )
+        } else {
+            ("", threads)
+        };
         let cost = cache
             .memory(lift)
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
         why.push_str(&format!(
             ", capped at {runs} = {} / {per} stripes per worker (raid5_wakeup_stripe_thread wakes \
-             a worker per {per} queued stripes); stripe_cache_size {lift}{cost} would let {threads} run",
+             a worker per {per} queued stripes); {largest}stripe_cache_size {lift}{cost} would \
+             let {lets} run",
             cache.named(cache.size)
         ));
         return runs;

@@ -402,6 +402,26 @@ mod tests {
         let t = auto_threads(&[member("a", Some(10000))], &params, &cpus, None).unwrap();
         assert_eq!((t.queues, t.threads), (10000, 8192));
         assert!(t.why.ends_with("capped at the kernel's 8192"), "{}", t.why);
+        // Beyond what even the largest stripe cache lets run, why says so (and does not overflow).
+        let params = AutoParams {
+            max: Some(u64::MAX),
+            ..params
+        };
+        let cache = Cache {
+            size: 256,
+            live: 256,
+            disks: Some(u64::MAX),
+            page: 4096,
+        };
+        let t = auto_threads(&[member("a", Some(u64::MAX))], &params, &cpus, Some(&cache)).unwrap();
+        assert_eq!(t.threads, 32);
+        assert!(
+            t.why
+                .contains("the largest stripe_cache_size 32768 (4 KiB x ")
+                && t.why.ends_with("would let 4096 run"),
+            "{}",
+            t.why
+        );
     }
 
     #[test]
