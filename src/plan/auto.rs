@@ -73,10 +73,12 @@ fn bytes(n: u64) -> String {
     let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in units {
         if n >= size {
+            // One decimal, rounded down, in integers (float formatting would add to the binary).
+            let tenths = n / (size / 10);
             return if n.is_multiple_of(size) {
                 format!("{} {unit}", n / size)
             } else {
-                format!("{:.1} {unit}", n as f64 / size as f64)
+                format!("{}.{} {unit}", tenths / 10, tenths % 10)
             };
         }
     }
@@ -251,4 +253,18 @@ fn cache_bound(threads: u64, cache: &Cache, why: &mut String) -> u64 {
         ));
     }
     threads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes;
+
+    #[test]
+    fn memory_reads_in_the_largest_unit_with_one_decimal_at_most() {
+        assert_eq!(bytes(4096), "4 KiB");
+        assert_eq!(bytes(65536), "64 KiB");
+        assert_eq!(bytes(8 << 20), "8 MiB");
+        assert_eq!(bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(bytes(100), "100 bytes");
+    }
 }
