@@ -639,8 +639,8 @@ def strace_paths(strace, argv, out_file, root):
             what = "is the member a partition? (its partition file)"
         elif rel.endswith("/slaves"):
             what = "is the member stacked? (listing its slaves/)"
-        elif rel.endswith("/queue/rotational"):
-            what = "is the disk rotational? (queue/rotational)"
+        elif rel.endswith("/scsi_disk") or rel.endswith("/queue/io_poll"):
+            what = "is the disk SCSI? has it poll queues? (device/scsi_disk, queue/io_poll)"
         else:
             what = "sys/block, CPUs and NUMA nodes, the array directories, dev/md links"
         cats.setdefault(what, {})
@@ -722,9 +722,10 @@ def floor_facts(text):
                   for k, v in kv.items() if k in SETTINGS}
         members = []
         for m in filter(None, kv["members"].split(",")):
-            member, queues, role, _rotational = m.split(":")[:4]
+            member, queues, role, _scsi = m.split(":")[:4]
             state, slot = role.split("/")
-            active = "in_sync" in state.split(",") and slot.isdigit() and "faulty" not in state
+            # faulty next to in_sync: bad blocks md has not acknowledged yet; it still counts
+            active = "in_sync" in state.split(",") and slot.isdigit()
             members.append((member, int(queues), "active" if active else role))
         members.sort()
         facts[name] = (kv["devname"], re.sub("[^0-9a-f]", "", kv["uuid"]), kv["level"], kv["state"], values,
@@ -777,7 +778,8 @@ def bench_floor(a, tmp, out):
         f"files and lists exactly the directories mdtune's answer needs for this input (per array "
         f"`level`, `array_state`, `metadata_version`, `uuid`, the {len(SETTINGS)} settings, "
         f"`sync_action`, `sync_completed`, `sync_speed`, `reshape_position` and the `dev-*` entries of "
-        f"`md/`; per member `state`, `slot`, `partition`, `slaves/`, `mq/`, `queue/rotational`; "
+        f"`md/`; per member `state`, `slot`, `partition`, `slaves/`, `mq/`, `device/scsi_disk/`, "
+        f"`queue/io_poll`; "
         f"udev's `dev/md` links), "
         f"follows links without checking where they lead, and prints what it found; the benchmark "
         f"checked that it found what mdtune's `query` reports (names, uuid, level, state, values, "

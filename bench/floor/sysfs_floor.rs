@@ -7,9 +7,12 @@
 //! `sync_action`, `sync_completed`, `sync_speed` and `reshape_position` (the answer prints or
 //! decides on each); its `md/` (the members are its `dev-*` entries); for every member its `state`
 //! and `slot` (its role), whether its device is a partition (`partition`), whether it is stacked
-//! (its `slaves/`), its `mq/` (the queues) and `queue/rotational`; and udev's `dev/md` links (the
-//! array's name). It prints what it found, one line per array, so the benchmark can check it
-//! against mdtune's answer.
+//! (its `slaves/`), its `mq/` (the queues), whether it is a SCSI disk (`device/scsi_disk/`: then
+//! one queue) and, for any other disk with more than one queue, `queue/io_poll` (and, where it
+//! reads 1, the `cpu<K>` entries of its last `mq/<N>` until they add up to `cpu/possible`: those
+//! are poll queues, not counted); and udev's `dev/md` links (the array's name). It prints what it
+//! found, one line per array, so the benchmark can check it against mdtune's answer: each member
+//! as `NAME:QUEUES:STATE/SLOT:SCSI[:stacked]`, QUEUES its `mq/` entries without poll queues.
 //!
 //! What it leaves out, and mdtune must do: confinement (it follows every link without checking
 //! where it leads), parsing and checking values, planning, the report's JSON. Each file is one
@@ -86,6 +89,49 @@ fn list(dir: c_int, path: &str, buf: &mut [u8], mut f: impl FnMut(&str)) {
     }
 }
 
+/// The link count of the directory at `path` less 2: its subdirectories (one `stat`).
+fn links(path: &str) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map_or(0, |m| m.nlink().saturating_sub(2) as u32)
+}
+
+/// How many CPUs a kernel list (`0-3,8`) names.
+fn cpus_in(list: &str) -> u32 {
+    list.split(',')
+        .filter_map(|p| match p.split_once('-') {
+            Some((a, b)) => Some(b.parse::<u32>().ok()? - a.parse::<u32>().ok()? + 1),
+            None => p.parse::<u32>().ok().map(|_| 1),
+        })
+        .sum()
+}
+
+/// The poll queues of the disk whose `mq/` is `mq` under `dir`: its last entries whose `cpu<K>`
+/// subdirectories add up to the `possible` CPUs (by link count under `root` when given, else
+/// listing each). 0 when they do not.
+fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mut [u8], md: &str) -> u32 {
+    let mut numbered = Vec::new();
+    list(dir, mq, buf, |q| numbered.extend(q.parse::<u32>().ok()));
+    numbered.sort_unstable_by(|a, b| b.cmp(a));
+    let (mut cpus, mut polled) = (0, 0);
+    for n in numbered {
+        cpus += match root {
+            Some(root) => links(&format!("{root}/sys/block/{md}/md/{mq}/{n}")),
+            None => {
+                let mut c = 0;
+                list(dir, &format!("{mq}/{n}"), buf, |e| {
+                    c += u32::from(e.strip_prefix("cpu").is_some_and(|k| k.parse::<u32>().is_ok()));
+                });
+                c
+            }
+        };
+        polled += 1;
+        if cpus >= possible {
+            break;
+        }
+    }
+    if cpus == possible { polled } else { 0 }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mq_links = args.first().is_some_and(|a| a == "--mq-links");
@@ -122,6 +168,7 @@ fn main() {
         unsafe { close(dev_md) };
     }
 
+    let mut possible: Option<u32> = None;
     for md in &arrays {
         let Some(mdfd) = open(block, &format!("{md}/md"), O_DIRECTORY) else {
             continue;
@@ -152,14 +199,21 @@ fn main() {
             let mut mq = 0;
             if mq_links {
                 let path = format!("{root}/sys/block/{md}/md/{disk}/mq");
-                use std::os::unix::fs::MetadataExt;
-                mq = std::fs::metadata(path).map_or(0, |m| m.nlink().saturating_sub(2) as u32);
+                mq = links(&path);
             } else {
                 list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
             }
-            let rotational = file(&format!("{disk}/queue/rotational"));
+            let mut scsi = 0;
+            list(mdfd, &format!("{disk}/device/scsi_disk"), &mut buf, |_| scsi = 1);
+            if scsi == 0 && mq > 1 && file(&format!("{disk}/queue/io_poll")) == "1" {
+                let possible = *possible.get_or_insert_with(|| {
+                    let list = read_file(AT_FDCWD, &format!("{root}/sys/devices/system/cpu/possible"));
+                    cpus_in(&list.unwrap_or_default())
+                });
+                mq -= poll_queues(mdfd, &format!("{disk}/mq"), possible, mq_links.then_some(root), &mut buf, md);
+            }
             queues.push(format!(
-                "{m}:{mq}:{role}:{rotational}{}",
+                "{m}:{mq}:{role}:{scsi}{}",
                 if stacked > 0 { ":stacked" } else { "" }
             ));
         }

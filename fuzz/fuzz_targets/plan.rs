@@ -69,6 +69,27 @@ fn check(spec: &Spec, inv: &Inventory, plan: &Plan) {
                 if q <= 1 {
                     assert_eq!(c.after, Value::Int(0));
                 }
+                // Never more workers than the stripe cache in force after the run lets run.
+                if let (Value::Int(n), Some(Value::Int(cache))) =
+                    (c.after, ap.stripe_cache_after(array))
+                {
+                    assert!(
+                        n <= (cache / 8).max(1),
+                        "{n} workers over a cache of {cache}"
+                    );
+                }
+            }
+            // Sparse node ids: nothing above 0 is ever planned (auto gives 0, the rest is refused).
+            if let (Attr::GroupThreadCnt, Value::Int(n), Some(count), Some(highest)) = (
+                c.attr,
+                c.after,
+                inv.cpus.possible_nodes,
+                inv.cpus.highest_node,
+            ) {
+                assert!(
+                    highest < count || n == 0,
+                    "{n} planned on sparse node ids ({count} nodes, highest {highest})"
+                );
             }
         }
         // The kernel refuses preread_bypass_threshold above the stripe cache: never planned.

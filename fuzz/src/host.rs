@@ -120,6 +120,7 @@ pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
             sync,
             values,
             reshape: u.ratio(1, 8)?.then(|| "sync_action is reshape".to_string()),
+            raid_disks: u.ratio(3, 4)?.then_some(u.int_in_range(0..=64u64)?),
             ..Array::default()
         });
     }
@@ -138,5 +139,14 @@ pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
     } else {
         None
     };
+    // Possible NUMA nodes: dense (0-1), absent, or sparse as on POWER (0,8: 2 nodes, highest 8).
+    (inv.cpus.possible_nodes, inv.cpus.highest_node) = *u.choose(&[
+        (None, None),
+        (Some(1), Some(0)),
+        (Some(2), Some(1)),
+        (Some(2), Some(8)),
+        (Some(6), Some(255)),
+    ])?;
+    inv.page_size = *u.choose(&[0, 4096, 65536])?;
     Ok(inv)
 }

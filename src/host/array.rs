@@ -41,6 +41,9 @@ pub struct Array {
     pub level: String,
     pub array_state: String,
     pub metadata_version: String,
+    /// `md/raid_disks` of a raid4/5/6 array: the disks of a stripe (each stripe of the cache
+    /// holds a page of each).
+    pub raid_disks: Option<u64>,
     pub members: Vec<Member>,
     /// Redundant levels only.
     pub sync: Option<Sync>,

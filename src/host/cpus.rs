@@ -1,6 +1,8 @@
 //! The CPUs and NUMA nodes that `auto`'s default ceiling comes from (docs/auto.md §3), read once
 //! per run, system-wide, never per array: the online CPUs (`cpu/online`), those of them the raid5
-//! workqueue may run on, and the nodes with CPUs (`node/has_cpu`) next to the possible ones.
+//! workqueue may run on, and the nodes with CPUs (`node/has_cpu`) next to the possible ones, and
+//! whether the possible node ids are sparse (`0,8`); also the possible CPUs (`cpu/possible`),
+//! which every blk-mq map spreads over its queues, to tell poll queues apart.
 //!
 //! Where the kernel gives more than one mask, the one it applies to unbound work decides: the
 //! raid5 workqueue is unbound, so it runs on the CPUs of `wq_unbound_cpumask`
@@ -23,6 +25,20 @@ pub struct Cpus {
     pub nodes_with_cpus: Option<u64>,
     /// `node/possible`, counted.
     pub possible_nodes: Option<u64>,
+    /// The highest id in `node/possible`: at least `possible_nodes`, the ids are sparse.
+    pub highest_node: Option<u64>,
+    /// `cpu/possible`, counted.
+    pub possible: Option<u64>,
+}
+
+impl Cpus {
+    /// The possible node ids, as `node/possible` lists them, when they are sparse: the highest
+    /// id + 1 exceeds how many there are (`0,8`), so raid5 would index its worker groups past
+    /// their end (see `crate::md::kernel::sparse_nodes`). `None` when they are dense or unknown.
+    pub(crate) fn sparse_nodes(&self) -> Option<(u64, u64)> {
+        let (count, highest) = (self.possible_nodes?, self.highest_node?);
+        crate::md::kernel::sparse_nodes(count, highest).then_some((count, highest))
+    }
 }
 
 /// A list (or, with `mask`, a mask) file in `dir`, parsed; `None` when absent or not what the
@@ -56,11 +72,13 @@ pub(crate) fn read(sys: &Dir) -> Cpus {
         Some(online.and(&mask).len())
     });
     let node = open(sys::SYS_NODE);
-    let count = |file| set(node.as_ref(), file, false).map(|s| s.len());
+    let possible_nodes = set(node.as_ref(), "possible", false);
     Cpus {
         online: online.map(|s| s.len()),
         unbound,
-        nodes_with_cpus: count("has_cpu"),
-        possible_nodes: count("possible"),
+        nodes_with_cpus: set(node.as_ref(), "has_cpu", false).map(|s| s.len()),
+        possible_nodes: possible_nodes.as_ref().map(CpuSet::len),
+        highest_node: possible_nodes.as_ref().and_then(CpuSet::highest),
+        possible: set(cpu.as_ref(), "possible", false).map(|s| s.len()),
     }
 }

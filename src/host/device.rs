@@ -5,7 +5,7 @@
 //! (`block/md0/md/dev-nvme0n1/block`), resolved beneath `sys/`: no walk may leave it (a `..` too
 //! many, an absolute link). An array itself is a path from `sys/`, never opened: its `md/` is
 //! what is read. A member's device is opened once, in one resolution, and everything read under
-//! it (`partition`, `slaves/`, `mq/`, `queue/rotational`) is opened relative to that descriptor,
+//! it (`partition`, `slaves/`, `mq/`, `queue/io_poll`) is opened relative to that descriptor,
 //! one or two components that are never links: following a member costs one long walk, not one
 //! per file. Only a partition's disk is opened by `..`, to learn its name from the kernel. How the
 //! floor resolves a path (`openat2`, or its walk on kernels before 5.6) is its own business;
@@ -102,7 +102,7 @@ impl<'a> Devices<'a> {
         Ok(disk.map(open))
     }
 
-    /// The trimmed text of file `file` (a name or a path such as `queue/rotational`) under `dev`.
+    /// The trimmed text of file `file` (a name or a path such as `queue/io_poll`) under `dev`.
     pub(crate) fn read(&self, dev: &Device, file: &str) -> io::Result<Option<String>> {
         let text = match &dev.at {
             At::Path(p) => self.sys.read_under(&[p, file])?,
@@ -135,6 +135,61 @@ impl<'a> Devices<'a> {
         };
         dev.queues.set(Some(counted));
         Ok(counted)
+    }
+
+    /// How many of `dev`'s `mq/` entries are poll queues (docs/auto.md §2): none unless
+    /// `queue/io_poll` reads 1 (the poll map has queues: `queue_poll_show`). Then they are the
+    /// last entries, since every driver lays its maps out default, read, poll
+    /// (`nvme_pci_map_queues`, `nvmf_map_queues`, `virtblk_map_queues`), and each map gives every
+    /// possible CPU to exactly one of its queues (`blk_mq_map_swqueue`), which `mq/<N>` shows as
+    /// a `cpu<K>` directory (`blk_mq_register_hctx`; counted from its link count, one `statx`):
+    /// the poll queues are the last entries whose CPUs add up to the `possible` CPUs. `Err` says
+    /// why they cannot be told apart.
+    pub(crate) fn poll_queues(&self, dev: &Device, possible: Option<u64>) -> Result<u64, String> {
+        if self.read(dev, "queue/io_poll").ok().flatten().as_deref() != Some("1") {
+            return Ok(0);
+        }
+        let name = &dev.name;
+        let Some(possible) = possible.filter(|&p| p > 0) else {
+            return Err(format!(
+                "{name} has poll queues (queue/io_poll is 1), and cpu/possible, which tells how                  many, cannot be read"
+            ));
+        };
+        let mq = match &dev.at {
+            At::Path(p) => self.sys.dir_under(&[p, "mq"]),
+            At::Open(dir) => dir.sub("mq"),
+        };
+        let mut numbered: Vec<u32> = match mq {
+            Ok(Some(ref mq)) => mq
+                .list()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| n.parse().ok())
+                .collect(),
+            _ => Vec::new(),
+        };
+        numbered.sort_unstable_by(|a, b| b.cmp(a));
+        // cpu<K> directories, not the cpu_list file beside them.
+        let cpu = |e: &str| {
+            e.strip_prefix("cpu")
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let (mut cpus, mut polled) = (0, 0);
+        if let Ok(Some(mq)) = &mq {
+            for n in &numbered {
+                cpus += mq.count_sub(&n.to_string(), cpu).1;
+                polled += 1;
+                if cpus >= possible {
+                    break;
+                }
+            }
+        }
+        if cpus == possible && polled < numbered.len() as u64 {
+            return Ok(polled);
+        }
+        Err(format!(
+            "{name} has poll queues (queue/io_poll is 1), but its last mq/ entries do not map              the {possible} possible CPUs once (cpu<K> entries): which are poll queues cannot              be told"
+        ))
     }
 
     /// Where `dev` is, for messages: its path through links, or its real path.

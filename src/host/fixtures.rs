@@ -52,11 +52,12 @@ pub(crate) fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
             speed_kib_s: None,
         }),
         values,
+        raid_disks: raid456.then_some(queues.len() as u64),
         ..Array::default()
     }
 }
 
-/// A host with `arrays`, 32 online CPUs and the default speed limits.
+/// A host with `arrays`, 32 online CPUs, 4 KiB pages and the default speed limits.
 pub(crate) fn host(arrays: Vec<Array>) -> Inventory {
     let mut inv = Inventory {
         arrays,
@@ -64,6 +65,7 @@ pub(crate) fn host(arrays: Vec<Array>) -> Inventory {
             online: Some(32),
             ..Default::default()
         },
+        page_size: 4096,
         ..Inventory::default()
     };
     inv.speed_limits.insert(SpeedLimit::Min, Value::Int(1000));

@@ -59,6 +59,9 @@ pub struct Inventory {
     pub speed_limits: BTreeMap<SpeedLimit, Value>,
     /// The CPUs and nodes `auto`'s default ceiling comes from.
     pub cpus: Cpus,
+    /// The kernel's page size in bytes (each stripe of the stripe cache holds a page per disk);
+    /// 0 when unknown.
+    pub page_size: u64,
 }
 
 /// What to read beyond the arrays themselves.
@@ -141,6 +144,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     };
     inv.cpus = super::cpus::read(&sys);
+    inv.page_size = sys::page_size();
     let Ok(Some(block)) = sys.dir_under(&["block"]) else {
         return Ok(inv);
     };
@@ -155,7 +159,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, sys::DEV_MD, "");
-    let mut topology = Topology::new(Devices::new(&sys), &block_names);
+    let mut topology = Topology::new(Devices::new(&sys), &block_names, inv.cpus.possible);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
         // md/ is not an md device.
@@ -234,6 +238,10 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
     a.level = text("level")?;
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
+    // The disks of a raid4/5/6 stripe: the stripe cache holds a page of each per stripe.
+    if matches!(a.level.as_str(), "raid4" | "raid5" | "raid6") {
+        a.raid_disks = text("raid_disks")?.parse().ok();
+    }
     for &attr in attrs {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
         let Some(t) = read_opt(md, attr.name())? else {

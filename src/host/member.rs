@@ -19,7 +19,8 @@ pub enum Role {
     Replacement,
     /// No slot (`slot` is `none`): carries nothing until a member fails.
     Spare,
-    /// Marked faulty: md no longer reads or writes it.
+    /// Marked faulty: md no longer reads or writes it (not a member in sync whose only `faulty`
+    /// is unacknowledged bad blocks, see [`Role::from_md`]).
     Faulty,
     /// The raid456 write journal (`slot` is `journal`): holds no data stripes.
     Journal,
@@ -29,11 +30,19 @@ pub enum Role {
 
 impl Role {
     /// The role md shows for a member with this `state` (a comma list) and `slot`.
+    ///
+    /// `state_show` (md.c, every kernel from 5.10 to 7.x) prints `faulty` for the `Faulty` flag
+    /// and also for bad blocks md has not acknowledged yet (`badblocks.unacked_exist`, native
+    /// metadata, until the superblock records them), together with `blocked`; it prints
+    /// `in_sync` for the `In_sync` flag and `spare` only without the `Faulty` flag. The error
+    /// handlers (`raid1_error`, `raid10_error`, `raid5_error`) clear `In_sync` when they set
+    /// `Faulty`. So `faulty` next to `in_sync` or `spare` is a member with unacknowledged bad
+    /// blocks that md still uses: its role is what the other flags say.
     pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
         let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
         let has = |f: &str| flags.contains(&f);
         let slot = slot.map(str::trim);
-        if has("faulty") {
+        if has("faulty") && !has("in_sync") && !has("spare") {
             return Role::Faulty;
         }
         if has("journal") || slot == Some("journal") {
@@ -85,13 +94,22 @@ impl Serialize for Role {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Leaf {
     pub name: String,
+    /// The queues that carry md's I/O.
     pub hw_queues: u64,
-    /// A SCSI disk whose `queue/rotational` is 1: counted as one queue, whatever `mq/` shows.
+    /// A SCSI disk: counted as one queue, whatever `mq/` shows (its host's queues).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub rotational: bool,
-    /// The numbered `mq/*` directories seen (differs from `hw_queues` when rotational).
+    pub scsi: bool,
+    /// How many of its `mq/` entries are poll queues, which md never uses (not counted).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub poll_queues: u64,
+    /// The numbered `mq/*` directories seen (differs from `hw_queues` for a SCSI disk and a
+    /// device with poll queues).
     #[serde(skip)]
     pub mq_dirs: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An md member, its role and what it resolved to.
@@ -115,7 +133,7 @@ pub struct Member {
     /// Why it is not counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// How its queues were counted when that is not plain `mq/` (a rotational disk).
+    /// How its queues were counted when that is not plain `mq/` (a SCSI disk, poll queues).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -145,6 +163,11 @@ mod tests {
         assert_eq!(r("spare", "none"), Role::Spare);
         assert_eq!(r("faulty", "none"), Role::Faulty);
         assert_eq!(r("faulty,write_error", "1"), Role::Faulty);
+        assert_eq!(r("faulty,blocked", "none"), Role::Faulty);
+        // Unacknowledged bad blocks (state_show): md still uses the member.
+        assert_eq!(r("faulty,in_sync,blocked", "2"), Role::Active);
+        assert_eq!(r("faulty,blocked,spare", "3"), Role::Rebuilding);
+        assert_eq!(r("faulty,blocked,spare", "none"), Role::Spare);
         assert_eq!(r("journal", "journal"), Role::Journal);
         assert_eq!(r("spare,replacement", "1"), Role::Replacement);
         assert_eq!(Role::from_md(None, None), Role::Unknown);

@@ -13,8 +13,9 @@
 //!   about the hardware); a device-mapper device with an empty `slaves/` (a multipath map with
 //!   every path gone) has unknown queues;
 //! - a disk with `mq/` counts its numbered `mq/*` directories (from `mq/`'s link count, see
-//!   `super::device`), except that a rotational SCSI disk counts as
-//!   [`kernel::ROTATIONAL_QUEUES`] (virtio-blk reads rotational too, and counts its `mq/`);
+//!   `super::device`) but its poll queues, which carry none of md's I/O
+//!   ([`kernel::md_io_queues`]; `Devices::poll_queues` finds them), except that a SCSI disk, a
+//!   hard disk or an SSD, counts as [`kernel::SCSI_QUEUES`]: its `mq/` is its host adapter's;
 //! - an NVMe multipath head (no `mq/`) is followed to its path devices `nvmeXcYnZ`.
 //!
 //! A member reached through several devices counts as the smallest of them. Only active members
@@ -46,15 +47,23 @@ pub(crate) struct Topology<'a> {
     devices: Devices<'a>,
     /// The names in `sys/block` (NVMe path devices are found among them).
     block_names: &'a [String],
+    /// `cpu/possible`, counted: every blk-mq map spreads these over its queues, which tells the
+    /// poll queues apart.
+    possible_cpus: Option<u64>,
     /// Each device's answer, by kernel name (unique on a host).
     cache: HashMap<String, Resolved>,
 }
 
 impl<'a> Topology<'a> {
-    pub fn new(devices: Devices<'a>, block_names: &'a [String]) -> Topology<'a> {
+    pub fn new(
+        devices: Devices<'a>,
+        block_names: &'a [String],
+        possible_cpus: Option<u64>,
+    ) -> Topology<'a> {
         Topology {
             devices,
             block_names,
+            possible_cpus,
             cache: HashMap::new(),
         }
     }
@@ -114,7 +123,7 @@ impl<'a> Topology<'a> {
         match self.resolve(&disk, 0, checked) {
             Ok(leaves) => {
                 m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
-                m.note = rotational_note(&leaves);
+                m.note = leaves_note(&leaves);
                 let direct = leaves.len() == 1 && leaves[0].name == disk.name;
                 if !direct {
                     m.paths = leaves;
@@ -189,27 +198,7 @@ impl<'a> Topology<'a> {
         }
         let (entries, dirs) = ok(devices.queues(dev))?.unwrap_or_default();
         if entries > 0 {
-            // Rotational counts as one queue on SCSI disks only (their device has scsi_disk/):
-            // virtio-blk reads rotational 1 and has a hardware queue per virtqueue. scsi_disk/
-            // is looked for first: on anything else (NVMe) that one failed open is all.
-            let rotational = !ok(devices.list(dev, "device/scsi_disk"))?
-                .unwrap_or_default()
-                .is_empty()
-                && ok(devices.read(dev, "queue/rotational"))?
-                    .flatten()
-                    .as_deref()
-                    == Some("1");
-            let hw_queues = if rotational {
-                kernel::ROTATIONAL_QUEUES
-            } else {
-                dirs
-            };
-            return Ok(vec![Leaf {
-                name: name.clone(),
-                hw_queues,
-                rotational,
-                mq_dirs: dirs,
-            }]);
+            return self.leaf(dev, dirs);
         }
         // NVMe native multipath: the head nvmeXnY has no mq/; its paths are nvmeXcZnY.
         if let Some(head) = nvme_head(name) {
@@ -226,6 +215,33 @@ impl<'a> Topology<'a> {
         Err(Why::Said(format!(
             "{name} has no mq/, no slaves/ and no NVMe paths"
         )))
+    }
+
+    /// A disk with `dirs` numbered `mq/` entries: a SCSI disk (its `device` has `scsi_disk/`,
+    /// looked for first: on anything else, such as NVMe, that one failed open is all) counts as
+    /// one queue, its `mq/` being its host's; any other disk counts its entries but its poll
+    /// queues (a device with one entry has none: a poll map needs a queue left for the rest).
+    fn leaf(&self, dev: &Device, dirs: u64) -> Result<Vec<Leaf>, Why> {
+        let devices = &self.devices;
+        let scsi = !ok(devices.list(dev, "device/scsi_disk"))?
+            .unwrap_or_default()
+            .is_empty();
+        let mut leaf = Leaf {
+            name: dev.name.clone(),
+            hw_queues: kernel::SCSI_QUEUES,
+            scsi,
+            poll_queues: 0,
+            mq_dirs: dirs,
+        };
+        if !scsi {
+            if dirs > 1 {
+                leaf.poll_queues = devices
+                    .poll_queues(dev, self.possible_cpus)
+                    .map_err(Why::Said)?;
+            }
+            leaf.hw_queues = kernel::md_io_queues(dirs, leaf.poll_queues);
+        }
+        Ok(vec![leaf])
     }
 
     /// The leaves of a nested md array `dev` through its counted members (`md/dev-*` with their
@@ -300,20 +316,33 @@ fn ok<T>(r: io::Result<T>) -> Result<Option<T>, Why> {
     }
 }
 
-/// Says which leaves were counted as one queue because they are rotational.
-fn rotational_note(leaves: &[Leaf]) -> Option<String> {
-    let spinning: Vec<String> = leaves
-        .iter()
-        .filter(|l| l.rotational)
-        .map(|l| format!("{} ({} mq/)", l.name, l.mq_dirs))
-        .collect();
-    (!spinning.is_empty()).then(|| {
-        format!(
-            "rotational (queue/rotational 1), counted as {} queue: {}",
-            kernel::ROTATIONAL_QUEUES,
-            spinning.join(", ")
-        )
-    })
+/// Says how the leaves whose queues are not plain `mq/` were counted: SCSI disks as one queue,
+/// devices with poll queues without them.
+fn leaves_note(leaves: &[Leaf]) -> Option<String> {
+    let list = |f: &dyn Fn(&Leaf) -> Option<String>| -> Vec<String> {
+        leaves.iter().filter_map(f).collect()
+    };
+    let scsi = list(&|l: &Leaf| l.scsi.then(|| format!("{} ({} mq/)", l.name, l.mq_dirs)));
+    let poll = list(&|l: &Leaf| {
+        (l.poll_queues > 0)
+            .then(|| format!("{} ({} mq/, {} poll)", l.name, l.mq_dirs, l.poll_queues))
+    });
+    let mut notes = Vec::new();
+    if !scsi.is_empty() {
+        notes.push(format!(
+            "SCSI disk, counted as {} queue: its mq/ entries are its host adapter's, shown by \
+             every disk behind it: {}",
+            kernel::SCSI_QUEUES,
+            scsi.join(", ")
+        ));
+    }
+    if !poll.is_empty() {
+        notes.push(format!(
+            "poll queues not counted (md never submits polled I/O): {}",
+            poll.join(", ")
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 /// `nvme<S>n<N>` -> (S, N).

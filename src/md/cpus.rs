@@ -78,6 +78,12 @@ impl CpuSet {
         self.len() == 0
     }
 
+    /// The highest number it holds; `None` when empty.
+    pub fn highest(&self) -> Option<u64> {
+        let (i, w) = self.0.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        Some(i as u64 * 64 + 63 - u64::from(w.leading_zeros()))
+    }
+
     /// The members of both.
     pub fn and(&self, other: &CpuSet) -> CpuSet {
         CpuSet(
@@ -125,5 +131,9 @@ mod tests {
         assert_eq!(online.and(&unbound).len(), 6);
         assert_eq!(online.minus(&CpuSet::from_list("6-9").unwrap()).len(), 6);
         assert!(online.and(&CpuSet::from_mask("300").unwrap()).is_empty());
+        let sparse = CpuSet::from_list("0,8,252-255").unwrap();
+        assert_eq!((sparse.len(), sparse.highest()), (6, Some(255)));
+        assert_eq!(CpuSet::from_list("0").unwrap().highest(), Some(0));
+        assert_eq!(CpuSet::from_list("").unwrap().highest(), None);
     }
 }

@@ -25,15 +25,65 @@ pub(crate) fn threads_per_node(cpus: u64, nodes_with_cpus: u64) -> u64 {
     (cpus / nodes_with_cpus.max(1)).max(1)
 }
 
-/// A rotational SCSI disk counts as this many queues whatever its `mq/` shows: every LUN of a
-/// SCSI host gets the host's hardware queue count (`scsi_mq_setup_tags`: `nr_hw_queues` of the
-/// `Scsi_Host`, shared by all its LUNs on mpt3sas, megaraid_sas, smartpqi, virtio_scsi), which
-/// says nothing about one spinning disk (`queue/rotational` is `blk_queue_rotational`). Only
-/// SCSI disks (their `device` has `scsi_disk/`): virtio-blk reads rotational 1 on every kernel
-/// (it never clears the flag up to 6.10, and the 6.11 queue-limits rework keeps the default
-/// rotational), yet each of its `mq/` entries is a virtqueue of its own (`virtblk_probe`:
-/// `nr_hw_queues = num_vqs`).
-pub(crate) const ROTATIONAL_QUEUES: u64 = 1;
+/// A SCSI disk counts as this many queues whatever its `mq/` shows, a hard disk or an SSD
+/// alike: every LUN's request queue comes from its host's tag set (`scsi_alloc_sdev`:
+/// `blk_mq_alloc_queue(&sdev->host->tag_set)`), whose `nr_hw_queues` is the host's
+/// (`scsi_mq_setup_tags`: the adapter's reply queues on mpt3sas, megaraid_sas, smartpqi, FC HBAs,
+/// storvsc, virtio_scsi), so `mq/` describes the adapter, shared by all its LUNs, not the disk.
+/// The disk itself takes commands over one link (`device/queue_depth`), as it does behind AHCI,
+/// which shows one `mq/`. Only SCSI disks (their `device` has `scsi_disk/`): virtio-blk reads
+/// rotational 1 and has a queue per virtqueue (`virtblk_probe`: `nr_hw_queues = num_vqs`).
+pub(crate) const SCSI_QUEUES: u64 = 1;
+
+/// Poll queues carry none of md's I/O: md submits no polled bio (no `REQ_POLLED` in
+/// drivers/md), and blk-mq sends a bio to a poll queue only when it is polled
+/// (`blk_mq_get_hctx_type`: `HCTX_TYPE_POLL` for `REQ_POLLED`). They are the queues of the poll
+/// map, which NVMe gets from `nvme.poll_queues` (PCIe: `nvme_setup_irqs`, poll queues have no
+/// interrupt) or `nvme connect --nr-poll-queues` (TCP, RDMA: `nvmf_map_queues`), and virtio-blk
+/// from `virtio_blk.poll_queues`; `crate::host` tells them apart (`Devices::poll_queues`). The
+/// queues that carry md's I/O are a device's `mq/` entries without them (every kernel from 5.10
+/// to 7.x; the VM suite boots each with `nvme.poll_queues`).
+pub(crate) fn md_io_queues(mq_dirs: u64, poll_queues: u64) -> u64 {
+    mq_dirs.saturating_sub(poll_queues)
+}
+
+/// Worker groups of raid5 are allocated for `num_possible_nodes()` groups, a count
+/// (`alloc_thread_groups`), but indexed by `cpu_to_node()`, an id (`cpu_to_group`, used by
+/// `raid5_wakeup_stripe_thread`): where the possible node ids are sparse (bare-metal POWER8/9,
+/// PowerNV: `0,8`; GPU memory adds 252-255 on an AC922), a CPU of node 8 uses
+/// `worker_groups[8]` of a two-entry array, past its end, as soon as `group_thread_cnt` is above
+/// 0. True when the highest possible id + 1 exceeds how many there are. Every kernel since
+/// group_thread_cnt came in 3.12 (read in 6.1 and 6.12); QEMU refuses sparse node ids, so no VM
+/// shows it, and x86, arm64 with ACPI and PowerVM LPARs have dense ids.
+pub(crate) fn sparse_nodes(possible_nodes: u64, highest_id: u64) -> bool {
+    highest_id + 1 > possible_nodes
+}
+
+/// The words every refusal and warning about sparse node ids uses.
+pub(crate) const SPARSE_NODES_WHY: &str = "raid5 allocates its worker groups for \
+     num_possible_nodes() nodes (alloc_thread_groups) but indexes them by node id \
+     (cpu_to_group() is cpu_to_node(), raid5_wakeup_stripe_thread), so a group_thread_cnt above 0 \
+     makes a CPU of a high node id use memory past the end of the allocation";
+
+/// How many stripes one raid5 worker takes at a time, and so how many queued stripes wake one
+/// more worker of a group (`MAX_STRIPE_BATCH`, raid5.h): `raid5_wakeup_stripe_thread` wakes
+/// worker 0 and then `stripes_cnt / 8 - 1` more, where `stripes_cnt` counts the stripes queued
+/// for that group (node); `handle_active_stripes` takes at most 8 per run. The stripes a group
+/// can queue are those of the stripe cache, `stripe_cache_size` of them (`min_nr_stripes`; the
+/// cache grows above it only while a request finds no free stripe and memory allows,
+/// `grow_one_stripe` from raid5d, and shrinks back under memory pressure, `raid5_cache_scan`),
+/// so at most `stripe_cache_size / 8` workers of a group run. Every kernel from 5.10 to 7.x.
+pub(crate) const STRIPES_PER_WORKER: u64 = 8;
+
+/// The largest `stripe_cache_size` the kernel takes (`raid5_store_stripe_cache_size`: EINVAL
+/// above 32768).
+pub(crate) const STRIPE_CACHE_MAX: u64 = 32768;
+
+/// The most workers per group (node) that the stripe cache `cache` lets run
+/// ([`STRIPES_PER_WORKER`]), at least the one `raid5_wakeup_stripe_thread` always wakes.
+pub(crate) fn workers_the_cache_runs(cache: u64) -> u64 {
+    (cache / STRIPES_PER_WORKER).max(1)
+}
 
 /// Device-mapper names every device `dm-<minor>` (`alloc_dev`). A request-based dm device
 /// (multipath) has an `mq/` of its own, `dm_mod.dm_mq_nr_hw_queues` entries (default 1), which
@@ -82,5 +132,17 @@ mod tests {
         assert_eq!(threads_per_node(2, 4), 1);
         assert_eq!(threads_per_node(8, 0), 8);
         assert_eq!(sync_speed_store(-1), 4_294_967_295);
+    }
+
+    #[test]
+    fn node_ids_are_sparse_when_the_highest_is_beyond_the_count() {
+        assert!(!sparse_nodes(1, 0));
+        assert!(!sparse_nodes(4, 3));
+        assert!(sparse_nodes(2, 8), "PowerNV: 0,8");
+        assert!(sparse_nodes(6, 255), "AC922: 0,8,252-255");
+        assert_eq!(workers_the_cache_runs(256), 32);
+        assert_eq!(workers_the_cache_runs(4096), 512);
+        assert_eq!(workers_the_cache_runs(17), 2);
+        assert_eq!(workers_the_cache_runs(7), 1);
     }
 }

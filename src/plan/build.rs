@@ -8,13 +8,16 @@
 //! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
 //! came from a glob or the policy, and is an error when an exact entry asked for it. An array
 //! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
-//! mdmon) is planned but held back: see [`super::hold`].
+//! mdmon) is planned but held back: see [`super::hold`]. The `group_thread_cnt` that `auto`
+//! decides is bounded by the stripe cache in force after the run (the one this run sets, unless
+//! it is held back); on a host whose possible NUMA node ids are sparse, any value above 0 that the
+//! input asks for is refused (docs/auto.md §3).
 
-use super::auto::auto_threads;
+use super::auto::{auto_threads, Cache};
 use super::hold;
 use super::model::{ArrayPlan, Change, LimitChange, Plan, PlanError, Skip, Source};
-use crate::host::{Array, Cpus, Inventory};
-use crate::md::{Attr, Value};
+use crate::host::{Array, Inventory};
+use crate::md::{kernel, Attr, Value};
 use crate::spec::{AutoParams, Entry, NameSelector, Spec, Want};
 use std::collections::BTreeMap;
 
@@ -60,14 +63,8 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         });
         // An entry's "auto" takes min/max/combine from the thread policy object too.
         let auto = &spec.thread_policy.auto;
-        plan.arrays.push(plan_array(
-            i,
-            array,
-            &wish,
-            auto,
-            &inv.cpus,
-            &mut plan.warnings,
-        )?);
+        plan.arrays
+            .push(plan_array(i, array, &wish, auto, inv, &mut plan.warnings)?);
     }
     for (&limit, &after) in &spec.speed_limits {
         let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
@@ -162,10 +159,10 @@ fn plan_array(
     array: &Array,
     wish: &BTreeMap<Attr, Wish>,
     auto: &AutoParams,
-    cpus: &Cpus,
+    host: &Inventory,
     warnings: &mut Vec<String>,
 ) -> Result<ArrayPlan, PlanError> {
-    let threads = auto_threads(&array.members, auto, cpus);
+    let threads = auto_threads(&array.members, auto, &host.cpus, None);
     let mut ap = ArrayPlan {
         array: index,
         name: array.name.clone(),
@@ -223,6 +220,7 @@ fn plan_array(
                 }
             },
         };
+        refuse_on_sparse_nodes(attr, after, &key, host)?;
         ap.changes.push(Change::new(attr, before, after, source));
     }
     // The kernel refuses a preread_bypass_threshold above the stripe cache size (EINVAL).
@@ -244,9 +242,76 @@ fn plan_array(
             }
         }
     }
+    bound_by_the_cache(array, &mut ap, auto, host);
+    if threads.as_ref().is_ok_and(|t| t.sparse) {
+        let (nodes, highest) = host.cpus.sparse_nodes().unwrap_or_default();
+        let w = format!(
+            "group_thread_cnt stays 0 on every raid4/5/6 array: the possible NUMA node ids are \
+             sparse ({nodes} nodes, the highest id {highest}), and {}",
+            kernel::SPARSE_NODES_WHY
+        );
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
     // Checked against the wanted cache above; now mark what has to wait.
     hold::hold_back(array, &mut ap, warnings);
     Ok(ap)
+}
+
+/// Refuses a `group_thread_cnt` above 0 (`key` asked for it) on a host whose possible NUMA node
+/// ids are sparse ([`kernel::sparse_nodes`]): nothing is written.
+fn refuse_on_sparse_nodes(
+    attr: Attr,
+    after: Value,
+    key: &str,
+    host: &Inventory,
+) -> Result<(), PlanError> {
+    match (attr, after, host.cpus.sparse_nodes()) {
+        (Attr::GroupThreadCnt, Value::Int(value), Some((nodes, highest))) if value > 0 => {
+            Err(PlanError::SparseNodes {
+                key: key.to_string(),
+                value,
+                nodes,
+                highest,
+                why: kernel::SPARSE_NODES_WHY,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Bounds the `group_thread_cnt` that `auto` decided by the workers the stripe cache in force
+/// after this run lets run (docs/auto.md §3): the cache this run sets, unless it is held back,
+/// else the live one.
+fn bound_by_the_cache(array: &Array, ap: &mut ArrayPlan, auto: &AutoParams, host: &Inventory) {
+    let Some(i) = ap
+        .changes
+        .iter()
+        .position(|c| c.attr == Attr::GroupThreadCnt && c.source == Source::Auto)
+    else {
+        return;
+    };
+    let Some(&Value::Int(live)) = array.values.get(&Attr::StripeCacheSize) else {
+        return;
+    };
+    // What hold would leave of this plan's cache: computed on a copy, its warnings dropped.
+    let mut probe = ap.clone();
+    hold::hold_back(array, &mut probe, &mut Vec::new());
+    let size = match probe.stripe_cache_after(array) {
+        Some(Value::Int(size)) => size,
+        _ => live,
+    };
+    let cache = Cache {
+        size,
+        live,
+        disks: array.raid_disks,
+        page: host.page_size,
+    };
+    if let Ok(t) = auto_threads(&array.members, auto, &host.cpus, Some(&cache)) {
+        ap.changes[i].after = Value::Int(t.threads);
+        ap.why = Some(t.why);
+    }
 }
 
 #[cfg(test)]
@@ -316,7 +381,12 @@ mod tests {
         };
         assert_eq!(t(json!({})), Value::Int(32), "max defaults to online CPUs");
         assert_eq!(t(json!({"thread_policy": {"max": 12}})), Value::Int(12));
-        assert_eq!(t(json!({"thread_policy": {"max": 100}})), Value::Int(64));
+        // Above the CPUs, the stripe cache (256 / 8 stripes per worker) bounds it; a cache
+        // raised in the same run lifts the bound.
+        assert_eq!(t(json!({"thread_policy": {"max": 100}})), Value::Int(32));
+        let raised = json!({"thread_policy": {"max": 100},
+            "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+        assert_eq!(t(raised), Value::Int(64));
         let few = host(vec![raid("md0", "raid5", &[Some(2); 2])]);
         let p = run(json!({"thread_policy": {"min": 6}}), &few).unwrap();
         assert_eq!(
@@ -328,9 +398,30 @@ mod tests {
             max: Some(9000),
             combine: Combine::Min,
         };
-        let t = auto_threads(&[member("a", Some(10000))], &params, &Cpus::default()).unwrap();
+        let cpus = crate::host::Cpus::default();
+        let t = auto_threads(&[member("a", Some(10000))], &params, &cpus, None).unwrap();
         assert_eq!((t.queues, t.threads), (10000, 8192));
         assert!(t.why.ends_with("capped at the kernel's 8192"), "{}", t.why);
+        // Beyond what even the largest stripe cache lets run, why says so (and does not overflow).
+        let params = AutoParams {
+            max: Some(u64::MAX),
+            ..params
+        };
+        let cache = Cache {
+            size: 256,
+            live: 256,
+            disks: Some(u64::MAX),
+            page: 4096,
+        };
+        let t = auto_threads(&[member("a", Some(u64::MAX))], &params, &cpus, Some(&cache)).unwrap();
+        assert_eq!(t.threads, 32);
+        assert!(
+            t.why
+                .contains("the largest stripe_cache_size 32768 (4 KiB x ")
+                && t.why.ends_with("would let 4096 run"),
+            "{}",
+            t.why
+        );
     }
 
     #[test]
@@ -704,5 +795,112 @@ mod tests {
             p.warnings
         );
         assert_eq!(threads(&p, "md1"), Some(Value::Int(8)));
+    }
+
+    #[test]
+    fn auto_never_sets_more_workers_than_the_stripe_cache_in_force_lets_run() {
+        let mut inv = host(vec![raid("md0", "raid5", &[Some(64); 4])]);
+        inv.cpus.online = Some(128);
+        inv.cpus.nodes_with_cpus = Some(2);
+        let p = run(json!({}), &inv).unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(32)));
+        assert_eq!(
+            p.arrays[0].why.as_deref(),
+            Some(
+                "64 hardware queues (min over 4 members), within the cap 64 = 128 CPUs / 2 \
+                 nodes with CPUs, capped at 32 = stripe_cache_size 256 / 8 stripes per worker \
+                 (raid5_wakeup_stripe_thread wakes a worker per 8 queued stripes); \
+                 stripe_cache_size 512 (4 KiB x 4 disks x 512 = 8 MiB) would let 64 run"
+            )
+        );
+        let p = run(
+            json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+            &inv,
+        )
+        .unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(64)));
+        let why = p.arrays[0].why.clone().unwrap_or_default();
+        assert!(
+            why.ends_with(
+                "within the 512 workers stripe_cache_size 4096 (planned in this run) lets run"
+            ),
+            "{why}"
+        );
+        // A cache this run cannot write (no mdmon) does not lift the bound.
+        let mut a = raid("md0", "raid5", &[Some(64); 4]);
+        a.metadata_version = "external:/md127/0".into();
+        a.external = Some(crate::host::External {
+            container: "md127".into(),
+            mdmon: Err("no mdmon pid file /run/mdadm/md127.pid".into()),
+        });
+        inv.arrays = vec![a];
+        let p = run(
+            json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+            &inv,
+        )
+        .unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(32)));
+    }
+
+    fn sparse() -> Inventory {
+        let mut inv = host(vec![raid("md0", "raid5", &[Some(8); 3])]);
+        inv.cpus.possible_nodes = Some(2);
+        inv.cpus.highest_node = Some(8);
+        inv
+    }
+
+    #[test]
+    fn sparse_node_ids_keep_auto_at_zero_and_warn_once() {
+        let mut inv = sparse();
+        inv.arrays.push(raid("md1", "raid6", &[Some(8); 4]));
+        inv.arrays[1]
+            .values
+            .insert(Attr::GroupThreadCnt, Value::Int(4));
+        let p = run(json!({}), &inv).unwrap();
+        assert_eq!(threads(&p, "md0"), Some(Value::Int(0)));
+        let c = change(&p, "md1", Attr::GroupThreadCnt).unwrap();
+        assert_eq!((c.before, c.after), (Value::Int(4), Value::Int(0)));
+        let why = p.arrays[0].why.clone().unwrap_or_default();
+        assert!(
+            why.contains("sparse (2 possible nodes, the highest id 8)"),
+            "{why}"
+        );
+        let sparse: Vec<&String> = p.warnings.iter().filter(|w| w.contains("sparse")).collect();
+        assert_eq!(sparse.len(), 1, "{:?}", p.warnings);
+        for f in [
+            "alloc_thread_groups",
+            "cpu_to_node",
+            "raid5_wakeup_stripe_thread",
+        ] {
+            assert!(sparse[0].contains(f), "{}", sparse[0]);
+        }
+    }
+
+    #[test]
+    fn sparse_node_ids_refuse_every_explicit_value_above_zero() {
+        let inv = sparse();
+        for (input, key) in [
+            (
+                json!({"arrays": [{"name": "md0", "group_thread_cnt": 4}]}),
+                "arrays[0].group_thread_cnt",
+            ),
+            (json!({"thread_policy": 8}), "thread_policy"),
+            (
+                json!({"thread_policy": {"mode": "fixed", "value": 2}}),
+                "thread_policy",
+            ),
+        ] {
+            let e = run(input, &inv).unwrap_err();
+            assert!(matches!(e, PlanError::SparseNodes { .. }), "{e}");
+            assert!(e.to_string().starts_with(&format!("{key}: ")), "{e}");
+            assert!(e.to_string().contains("allowed: 0"), "{e}");
+        }
+        for ok in [json!({"thread_policy": "off"}), json!({"thread_policy": 0})] {
+            assert_eq!(threads(&run(ok, &inv).unwrap(), "md0"), Some(Value::Int(0)));
+        }
+        // Dense ids (0-1) refuse nothing.
+        let mut dense = sparse();
+        dense.cpus.highest_node = Some(1);
+        assert!(run(json!({"thread_policy": 8}), &dense).is_ok());
     }
 }

@@ -37,6 +37,18 @@ pub enum PlanError {
     },
     #[error("{limit} cannot be planned: the kernel's value was not read")]
     LimitUnread { limit: &'static str },
+    /// A `group_thread_cnt` above 0 asked of a host whose possible NUMA node ids are sparse.
+    #[error(
+        "{key}: {value} is not allowed on this host; allowed: 0 (\"off\"). Its possible NUMA \
+         node ids are sparse ({nodes} nodes, the highest id {highest}): {why}"
+    )]
+    SparseNodes {
+        key: String,
+        value: u64,
+        nodes: u64,
+        highest: u64,
+        why: &'static str,
+    },
 }
 
 /// Where a desired value came from.

@@ -1,11 +1,13 @@
 //! The revert plan (docs/reference.md §6): the originals saved before the first change, turned
 //! into a plan that writes them back over the live values, held back like any plan while an
-//! array reshapes or its mdmon is missing. Pure; the originals are stored by `crate::persist`.
+//! array reshapes or its mdmon is missing. A saved `group_thread_cnt` above 0 is not written back
+//! on a host whose possible NUMA node ids are sparse (`kernel::sparse_nodes`): 0 takes its place,
+//! with a warning. Pure; the originals are stored by `crate::persist`.
 
 use super::hold::hold_back;
 use super::model::{ArrayPlan, Change, LimitChange, Plan, Source};
 use crate::host::Inventory;
-use crate::md::{Attr, SpeedLimit, Value};
+use crate::md::{kernel, Attr, SpeedLimit, Value};
 use std::collections::BTreeMap;
 
 /// One saved file: the array it belongs to and its original values.
@@ -75,6 +77,19 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> (Plan,
         for attr in Attr::ALL {
             if let (Some(&orig), Some(&live)) = (saved.values.get(attr.name()), a.values.get(&attr))
             {
+                let mut orig = orig;
+                if let (Attr::GroupThreadCnt, Value::Int(1..), Some((nodes, highest))) =
+                    (attr, orig, inv.cpus.sparse_nodes())
+                {
+                    plan.warnings.push(format!(
+                        "{}: the saved {attr} {orig} is not restored, 0 takes its place: the \
+                         possible NUMA node ids are sparse ({nodes} nodes, the highest id \
+                         {highest}), and {}",
+                        a.name,
+                        kernel::SPARSE_NODES_WHY
+                    ));
+                    orig = Value::Int(0);
+                }
                 ap.changes
                     .push(Change::new(attr, live, orig, Source::Saved));
             }

@@ -18,6 +18,13 @@ mod resolve;
 mod root;
 
 pub use args::{open_args_file, ArgsFileError};
+
+/// The kernel's page size in bytes, as the kernel handed it to this process (`AT_PAGESZ`): the
+/// page of every stripe cache entry.
+pub(crate) fn page_size() -> u64 {
+    rustix::param::page_size() as u64
+}
+
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use dir_write::{LockFile, OpenLock};

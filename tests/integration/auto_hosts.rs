@@ -1,11 +1,15 @@
 //! `auto` on the hosts mdtune's users run (docs/auto.md, docs/reference.md §2, §3, §5), one test
 //! per rule, through the real binary on fake roots that mirror the kernel's sysfs: NUMA nodes
-//! without CPUs, isolated CPUs, virtio-blk disks, roles inside nested arrays, a multipath map
-//! whose paths are gone, restores ordered so the kernel accepts every step, and the `why` of
-//! every number `auto` decides.
+//! without CPUs, sparse node ids, isolated CPUs, virtio-blk disks, NVMe poll queues, members
+//! with unacknowledged bad blocks, roles inside nested arrays, a multipath map whose paths are
+//! gone, the stripe cache that bounds the workers, restores ordered so the kernel accepts every
+//! step, and the `why` of every number `auto` decides.
 
-use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch, Run};
-use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
+use crate::common::{
+    assert_same_values, give_to_nobody_except, kernel_snapshot, run, run_args, run_unprivileged,
+    scratch, Run,
+};
+use mdtune_fakeroot::{FakeRoot, MdSpec, NvmeQueues, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -31,6 +35,8 @@ fn the_ceiling_divides_by_the_nodes_that_have_cpus_not_the_possible_ones() {
     let dir = scratch("cpuless-nodes");
     let mut r = FakeRoot::new(&dir, 64);
     nvme_raid5(&mut r, 64);
+    // A cache that lets 512 workers run, so that only the CPUs bound them here.
+    r.set_md("md0", "stripe_cache_size", "4096");
     // Two sockets of 32 CPUs, and two CPU-less nodes (CXL memory, PMem onlined as memory):
     // raid5_wakeup_stripe_thread() queues work only for the submitting CPU's node, so the worker
     // groups of the CPU-less nodes never run.
@@ -379,4 +385,390 @@ fn every_setting_auto_decides_says_why_with_the_numbers() {
         "{}",
         out.stdout
     );
+}
+
+/// A two-socket host whose possible NUMA node ids are 0 and 8, as bare-metal POWER9 (PowerNV)
+/// numbers them, with md0 over three 16-queue NVMe drives.
+fn sparse_host(dir: &Path) -> FakeRoot {
+    let mut r = FakeRoot::new(dir, 64);
+    nvme_raid5(&mut r, 16);
+    r.set_numa("0,8", Some("0,8"));
+    r
+}
+
+/// The kernel functions every refusal and warning about sparse node ids names.
+fn names_the_kernel_functions(text: &str) {
+    for f in [
+        "num_possible_nodes()",
+        "alloc_thread_groups",
+        "cpu_to_node()",
+        "raid5_wakeup_stripe_thread",
+    ] {
+        assert!(text.contains(f), "{f} not named in: {text}");
+    }
+}
+
+#[test]
+fn sparse_node_ids_keep_auto_at_zero_with_a_warning_naming_the_kernel_functions() {
+    let dir = scratch("sparse-auto");
+    let r = sparse_host(&dir);
+    // What mdtune's auto wrote there before: node 8's CPUs index past the two worker groups.
+    r.set_md("md0", "group_thread_cnt", "16");
+    let out = run(&dir, json!({}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+    let s = out.setting("md0", "group_thread_cnt");
+    assert_eq!((&s["before"], &s["after"]), (&json!(16), &json!(0)), "{s}");
+    assert_eq!(s["source"], "auto");
+    let why = s["why"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("16 hardware queues (min over 3 members): 0, since the possible NUMA node ids are sparse (2 possible nodes, the highest id 8)"),
+        "{why}"
+    );
+    names_the_kernel_functions(why);
+    let warnings: Vec<&str> = out.json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("sparse"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stdout);
+    names_the_kernel_functions(warnings[0]);
+    // Converged: nothing to write, the warning stays.
+    let again = run(&dir, json!({}));
+    assert_eq!(again.json["changed"], false, "{}", again.stdout);
+    assert!(again.json["warnings"].to_string().contains("sparse"));
+    // An AC922 adds its GPUs' memory as nodes 252-255.
+    r.set_numa("0,8,252-255", Some("0,8"));
+    let why = out_why(&dir);
+    assert!(
+        why.contains("(6 possible nodes, the highest id 255)"),
+        "{why}"
+    );
+}
+
+fn out_why(dir: &Path) -> String {
+    let out = run(dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    out.setting("md0", "group_thread_cnt")["why"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn sparse_node_ids_refuse_an_explicit_thread_count_and_write_nothing() {
+    let dir = scratch("sparse-refuse");
+    let _r = sparse_host(&dir);
+    let before = kernel_snapshot(&dir);
+    for (input, key, value) in [
+        (
+            json!({"arrays": [{"name": "md0", "group_thread_cnt": 4}]}),
+            "arrays[0].group_thread_cnt",
+            4,
+        ),
+        (json!({"thread_policy": 8}), "thread_policy", 8),
+        (
+            json!({"thread_policy": {"mode": "fixed", "value": 2}, "persist": true}),
+            "thread_policy",
+            2,
+        ),
+    ] {
+        let out = run(&dir, input.clone());
+        assert_eq!(out.code, 2, "{input}: {}", out.stdout);
+        let msg = out.msg();
+        assert!(
+            msg.starts_with(&format!(
+                "{key}: {value} is not allowed on this host; allowed: 0 (\"off\"). Its possible \
+                 NUMA node ids are sparse (2 nodes, the highest id 8)"
+            )),
+            "{msg}"
+        );
+        names_the_kernel_functions(msg);
+    }
+    assert_same_values(&before, &kernel_snapshot(&dir));
+    assert!(!dir.join("etc/mdtune").exists(), "a refused run persisted");
+    assert!(
+        !dir.join("run/mdtune.lock").exists(),
+        "a refused run took the lock"
+    );
+    // 0 and "off" are what such a host allows.
+    for ok in [json!({"thread_policy": "off"}), json!({"thread_policy": 0})] {
+        let out = run(&dir, ok);
+        assert_eq!(out.code, 0, "{}", out.stdout);
+    }
+}
+
+#[test]
+fn sparse_node_ids_refuse_a_persisted_thread_count_on_udev_replay_and_keep_auto_at_zero() {
+    let dir = scratch("sparse-udev");
+    let mut r = FakeRoot::new(&dir, 64);
+    nvme_raid5(&mut r, 16);
+    r.set_nodes(2);
+    let out = run(
+        &dir,
+        json!({"persist": true, "arrays": [{"name": "md0", "group_thread_cnt": 4}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "4");
+    // The drives move to a host whose firmware numbers its nodes 0 and 8; the array assembles
+    // with the kernel's default and udev replays the persisted state: refused, nothing written.
+    r.set_numa("0,8", Some("0,8"));
+    r.set_md("md0", "group_thread_cnt", "0");
+    let before = kernel_snapshot(&dir);
+    let root = dir.display().to_string();
+    let udev = run_args(&["--udev", "md0", "--root", &root], "", &[]);
+    assert_eq!(udev.code, 1, "{}", udev.stdout);
+    assert!(
+        udev.msg().starts_with(
+            "the persisted state: arrays[0].group_thread_cnt: 4 is not allowed on this host"
+        ),
+        "{}",
+        udev.msg()
+    );
+    assert_same_values(&before, &kernel_snapshot(&dir));
+    // Persisted auto: the replay puts 0 back over a value set by hand.
+    let out = run(&dir, json!({"persist": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    r.set_md("md0", "group_thread_cnt", "8");
+    let udev = run_args(&["--udev", "md0", "--root", &root], "", &[]);
+    assert_eq!(udev.code, 0, "{}", udev.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+}
+
+#[test]
+fn a_revert_on_sparse_node_ids_writes_zero_in_place_of_a_saved_thread_count() {
+    let dir = scratch("sparse-revert");
+    let mut r = FakeRoot::new(&dir, 64);
+    nvme_raid5(&mut r, 16);
+    r.set_nodes(2);
+    r.set_md("md0", "group_thread_cnt", "6");
+    let out = run(&dir, json!({"thread_policy": "off"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+    r.set_numa("0,8", Some("0,8"));
+    let out = run(&dir, json!({"state": "reverted"}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0", "6 restored");
+    let warnings = out.json["warnings"].to_string();
+    assert!(
+        warnings.contains("md0: the saved group_thread_cnt 6 is not restored, 0 takes its place"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn poll_queues_are_not_counted_on_pcie_nvme_multipath_paths_or_fabrics() {
+    let dir = scratch("poll-queues");
+    let mut r = FakeRoot::new(&dir, 8);
+    // PCIe NVMe booted with nvme.write_queues=2 nvme.poll_queues=2: 2/4/2 default/read/poll,
+    // 8 mq/ entries of which 6 carry md's I/O.
+    let split = NvmeQueues {
+        default: 2,
+        read: 4,
+        poll: 2,
+    };
+    let d: Vec<String> = (0..3).map(|c| r.nvme_split(c, split)).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
+    // Native multipath: the hidden path devices have the queues, 8 default and 2 poll each.
+    let polled = NvmeQueues {
+        default: 8,
+        read: 0,
+        poll: 2,
+    };
+    let heads: Vec<String> = (10..13)
+        .map(|s| r.nvme_multipath_split(s, &[(s, polled)], false))
+        .collect();
+    r.md(
+        "md1",
+        &MdSpec::level("raid5", 2),
+        &[&heads[0], &heads[1], &heads[2]],
+    );
+    // NVMe over TCP, two paths each: one connected with --nr-io-queues 4 --nr-poll-queues 4,
+    // the other with 6 I/O queues and no poll queues.
+    let tcp = |default, poll| NvmeQueues {
+        default,
+        read: 0,
+        poll,
+    };
+    let fabrics: Vec<String> = (20..23)
+        .map(|s| r.nvme_multipath_split(s, &[(s, tcp(4, 4)), (s + 10, tcp(6, 0))], true))
+        .collect();
+    r.md(
+        "md2",
+        &MdSpec::level("raid5", 3),
+        &[&fabrics[0], &fabrics[1], &fabrics[2]],
+    );
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["warnings"], json!([]), "{}", out.stdout);
+    assert_eq!(out.array("md0")["hw_queues"], 6);
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 6);
+    let m = &out.array("md0")["members"][0];
+    assert_eq!(
+        m["note"], "poll queues not counted (md never submits polled I/O): nvme0n1 (8 mq/, 2 poll)",
+        "{m}"
+    );
+    assert_eq!(out.array("md1")["hw_queues"], 8);
+    let p = &out.array("md1")["members"][0]["paths"][0];
+    assert_eq!(
+        (&p["name"], &p["hw_queues"], &p["poll_queues"]),
+        (&json!("nvme10c10n1"), &json!(8), &json!(2)),
+        "{p}"
+    );
+    // The smallest path counts: the TCP path with 4 I/O queues, its 4 poll queues left out.
+    assert_eq!(out.array("md2")["hw_queues"], 4);
+    let paths = &out.array("md2")["members"][0]["paths"];
+    assert_eq!(paths[0]["poll_queues"], 4, "{paths}");
+    assert!(paths[1].get("poll_queues").is_none(), "{paths}");
+}
+
+#[test]
+fn poll_queues_that_cannot_be_told_apart_leave_the_thread_count_unchanged() {
+    let dir = scratch("poll-unknown");
+    let mut r = FakeRoot::new(&dir, 8);
+    let split = NvmeQueues {
+        default: 8,
+        read: 0,
+        poll: 2,
+    };
+    let d: Vec<String> = (0..3).map(|c| r.nvme_split(c, split)).collect();
+    r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
+    r.set_md("md0", "group_thread_cnt", "3");
+    // A kernel that showed no cpu<K> entry in mq/<N>: the poll queues cannot be found.
+    for n in 0..10 {
+        let mq = r.device_dir("nvme1n1").join(format!("mq/{n}"));
+        for e in fs::read_dir(&mq).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with("cpu") && e.path().is_dir() {
+                fs::remove_dir(e.path()).unwrap();
+            }
+        }
+    }
+    let out = run(&dir, json!({}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "3");
+    let m = &out.array("md0")["members"][1];
+    assert_eq!(m["hw_queues"], Value::Null, "{m}");
+    let problem = m["problem"].as_str().unwrap_or_default();
+    assert!(
+        problem.starts_with("nvme1n1 has poll queues (queue/io_poll is 1)"),
+        "{m}"
+    );
+    assert!(out.json["warnings"].to_string().contains("nvme1n1"));
+}
+
+#[test]
+fn a_member_with_unacknowledged_bad_blocks_counts_while_in_sync() {
+    let dir = scratch("bad-blocks");
+    let mut r = FakeRoot::new(&dir, 16);
+    // nvme2n1 has fewer queues than the others: counting it shows in the result.
+    let d: Vec<String> = (0..4)
+        .map(|c| r.nvme(c, if c == 2 { 4 } else { 8 }))
+        .collect();
+    let failed = r.scsi("sda", 1);
+    // nvme2n1 reads faulty,in_sync,blocked: md has not acknowledged its bad blocks yet, and
+    // still reads and writes it. sda failed for real (faulty, no slot).
+    r.md_with(
+        "md0",
+        &MdSpec::level("raid5", 1),
+        &[
+            (&d[0], Use::Active),
+            (&d[1], Use::Active),
+            (&d[2], Use::BadBlocks),
+            (&d[3], Use::Active),
+            (&failed, Use::Faulty),
+        ],
+    );
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let members = out.array("md0")["members"].as_array().unwrap().clone();
+    let m = |name: &str| members.iter().find(|m| m["name"] == name).unwrap().clone();
+    assert_eq!(
+        (
+            m("nvme2n1")["role"].clone(),
+            m("nvme2n1")["counted"].clone()
+        ),
+        (json!("active"), json!(true))
+    );
+    assert_eq!(
+        (m("sda")["role"].clone(), m("sda")["counted"].clone()),
+        (json!("faulty"), json!(false))
+    );
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 4);
+    assert!(
+        out.setting("md0", "group_thread_cnt")["why"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("(min over 4 members)"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn auto_never_sets_more_workers_than_the_stripe_cache_lets_run() {
+    let dir = scratch("cache-bound");
+    // Two sockets of 64 CPUs and 64-queue NVMe: 64 per node, but raid5 wakes a worker per 8
+    // queued stripes, and the default cache of 256 holds no more than 256.
+    let mut r = FakeRoot::new(&dir, 128);
+    r.set_nodes(2);
+    let d: Vec<String> = (0..4).map(|c| r.nvme(c, 64)).collect();
+    r.md(
+        "md0",
+        &MdSpec::level("raid5", 1),
+        &[&d[0], &d[1], &d[2], &d[3]],
+    );
+    let page = page_size();
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let s = out.setting("md0", "group_thread_cnt");
+    assert_eq!(s["after"], 32, "{s}");
+    assert_eq!(
+        s["why"],
+        format!(
+            "64 hardware queues (min over 4 members), within the cap 64 = 128 CPUs / 2 nodes \
+             with CPUs, capped at 32 = stripe_cache_size 256 / 8 stripes per worker \
+             (raid5_wakeup_stripe_thread wakes a worker per 8 queued stripes); \
+             stripe_cache_size 512 ({} x 4 disks x 512 = {}) would let 64 run",
+            human(page),
+            human(page * 4 * 512)
+        ),
+        "{s}"
+    );
+    // The cache raised in the same run lifts the bound: a real run writes both.
+    let input = json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
+    let out = run(&dir, input.clone());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "64");
+    let why = out.setting("md0", "group_thread_cnt")["why"].to_string();
+    assert!(
+        why.ends_with(
+            "within the 512 workers stripe_cache_size 4096 (planned in this run) lets run\""
+        ),
+        "{why}"
+    );
+    assert_eq!(run(&dir, input).json["changed"], false);
+    // A cache lowered by hand bounds it again.
+    r.set_md("md0", "stripe_cache_size", "128");
+    let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 16);
+}
+
+/// The page size of the machine the tests run on (the fake root's kernel is this one), from
+/// `getconf PAGESIZE`.
+fn page_size() -> u64 {
+    let out = Command::new("getconf").arg("PAGESIZE").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// `4 KiB`, `8 MiB`, as `why` writes byte counts.
+fn human(n: u64) -> String {
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n >= size && n.is_multiple_of(size) {
+            return format!("{} {unit}", n / size);
+        }
+    }
+    format!("{n} bytes")
 }

@@ -15,9 +15,9 @@ fn auto_picks_the_queue_count_for_every_layout() {
     // Partitions of 8-queue NVMe drives: the partition resolves to its disk.
     assert_eq!(r.setting("md0", "group_thread_cnt")["after"], 8);
     assert_eq!(r.array("md0")["members"][0]["device"], "nvme0n1");
-    // dm-multipath over 16-queue SAS paths: its own mq/0 is ignored.
+    // dm-multipath over 16-queue NVMe paths: its own mq/0 is ignored.
     assert_eq!(r.setting("md2", "group_thread_cnt")["after"], 16);
-    assert_eq!(r.array("md2")["members"][0]["paths"][1]["name"], "sdb");
+    assert_eq!(r.array("md2")["members"][0]["paths"][1]["name"], "nvme21n1");
     // Single-queue SATA: 0, already in place.
     assert_eq!(r.setting("md3", "group_thread_cnt")["changed"], false);
     assert_eq!(r.setting("md3", "group_thread_cnt")["after"], 0);

@@ -160,8 +160,10 @@ fn auto_max_defaults_to_online_cpus_per_possible_numa_node() {
 }
 
 #[test]
-fn a_rotational_disk_counts_as_one_queue_whatever_its_hba_shows() {
-    let dir = scratch("rotational");
+fn a_scsi_disk_counts_as_one_queue_whatever_its_hba_shows_hard_disk_or_ssd() {
+    // Every LUN's queue comes from its host's tag set (scsi_alloc_sdev, scsi_mq_setup_tags): its
+    // mq/ is the adapter's, shared by every disk behind it, not the disk's.
+    let dir = scratch("scsi-one-rule");
     let mut r = FakeRoot::new(&dir, 64);
     // raid6 of SAS hard disks behind an HBA giving every LUN its 48 queues.
     let hdds: Vec<String> = ["sda", "sdb", "sdc", "sdd"]
@@ -170,22 +172,28 @@ fn a_rotational_disk_counts_as_one_queue_whatever_its_hba_shows() {
         .collect();
     let h: Vec<&str> = hdds.iter().map(String::as_str).collect();
     r.md("md0", &MdSpec::level("raid6", 1), &h);
-    // Next to it, SAS SSDs on the same kind of HBA keep their queues.
+    // Next to it, SAS SSDs on the same kind of HBA: the same rule.
     let ssds: Vec<String> = ["sde", "sdf", "sdg"]
         .iter()
         .map(|n| r.scsi(n, 48))
         .collect();
     let s: Vec<&str> = ssds.iter().map(String::as_str).collect();
     r.md("md1", &MdSpec::level("raid5", 2), &s);
+    r.set_md("md1", "group_thread_cnt", "48");
     let out = run(&dir, json!({"check_mode": true}));
+    assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.setting("md0", "group_thread_cnt")["after"], 0);
     assert_eq!(out.setting("md0", "group_thread_cnt")["changed"], false);
-    let m = &out.array("md0")["members"][0];
-    assert_eq!(m["hw_queues"], 1, "{m}");
-    let note = m["note"].as_str().unwrap_or("");
-    assert!(note.contains("rotational") && note.contains("48"), "{m}");
-    assert_eq!(out.setting("md1", "group_thread_cnt")["after"], 48);
-    assert!(out.array("md1")["members"][0].get("note").is_none());
+    assert_eq!(out.setting("md1", "group_thread_cnt")["after"], 0);
+    assert_eq!(out.setting("md1", "group_thread_cnt")["changed"], true);
+    for md in ["md0", "md1"] {
+        for m in out.array(md)["members"].as_array().unwrap() {
+            assert_eq!(m["hw_queues"], 1, "{m}");
+            let note = m["note"].as_str().unwrap_or("");
+            assert!(note.starts_with("SCSI disk, counted as 1 queue"), "{m}");
+            assert!(note.contains("(48 mq/)"), "{m}");
+        }
+    }
 }
 
 #[test]
@@ -716,8 +724,8 @@ fn the_committed_demo_host_reads_as_the_builder_makes_it() {
 
 #[test]
 fn a_disks_device_link_out_of_the_root_is_not_followed_to_decide_that_it_is_scsi() {
-    // A rotational disk counts as one queue when it is SCSI: its `device` link leads to a SCSI
-    // device with `scsi_disk/`. Here the link leads out of the root, to a directory that has
+    // A disk counts as one queue when it is SCSI: its `device` link leads to a SCSI device with
+    // `scsi_disk/`. Here the link leads out of the root, to a directory that has
     // one: it must not be followed, with or without openat2; the member's queues are then
     // unknown and the run says why.
     let dir = scratch("scsi-link-out");

@@ -316,7 +316,9 @@ fn show_says_what_a_person_checks_by_eye() {
     for dev in ["md10", "md11", "nvme10n1", "nvme13n1"] {
         line(&nested, dev);
     }
-    assert!(block(&out, "md40").join("\n").contains("rotational"));
+    assert!(block(&out, "md40")
+        .join("\n")
+        .contains("SCSI disk, counted as 1 queue"));
     let reshape = block(&out, "md50").join("\n");
     assert!(reshape.contains("reshape"), "{reshape}");
     assert!(

@@ -100,7 +100,13 @@ class Run:
         return name
 
     def queues(self, i):
+        """The hardware queues of drive i that carry md's I/O: its mq/ entries (its paths' with
+        multipath=Y) but those that debugfs names poll queues."""
         return int(self.fact(f"queues.{i}"))
+
+    def pollq(self, i):
+        """The poll queues of drive i (of its first path with multipath=Y), from debugfs."""
+        return int(self.fact(f"pollq.{i}"))
 
     def vd(self, serial):
         """Kernel name of the virtio-blk disk with this serial (the auto boot)."""
@@ -235,6 +241,13 @@ def scenarios(run):
         for i in range(8):
             assert run.queues(i) >= 2, f"{run.disk(i)} shows {run.queues(i)} queues; the auto checks need >= 2"
         assert q0() != q2(), f"md0 and md2 members have the same queue count {q0()}; the combine check needs them to differ"
+        assert int(run.fact("debugfs")) > 0, "harness: no block/ in debugfs (CONFIG_BLK_DEBUG_FS), which names the poll queues"
+        # nvme.poll_queues=1: every drive of 3 or 4 queue pairs has a poll queue to leave out.
+        for i in range(8):
+            expect(run.pollq(i), 1, f"harness: poll queues of {run.disk(i)} (debugfs hctx*/type)")
+            if run.mp == "N":
+                expect(int(run.fact(f"mqdirs.{i}")), run.queues(i) + run.pollq(i),
+                       f"harness: mq/ entries of {run.disk(i)} = queues that carry I/O + poll queues")
 
     def members_ok(result, md, drives):
         a = array(result, md)
@@ -250,6 +263,9 @@ def scenarios(run):
             assert re.fullmatch(rf"{disk}|nvme{sub}c\d+n{ns}", str(m.get("device"))), \
                 f"{md}: member {m.get('name')} resolved to {m.get('device')!r}, expected {disk} or one of its paths"
             expect(m.get("hw_queues"), run.queues(i), f"{md}: member {m.get('name')} hw_queues")
+            if run.pollq(i):
+                assert "poll queues not counted" in str(m.get("note")), \
+                    f"{md}: member {m.get('name')} does not say its poll queues were left out: {m}"
 
     def s1_raw():
         r = run.result("s1raw")
@@ -545,19 +561,18 @@ def issue11_checks(run):
             assert role in json.dumps(m), f"md6 member {d}{part} does not report its role {role}: {m}"
             expect(m.get("counted", False), False, f"md6 member {d}{part} ({role}) counted")
 
-    def i4_rotational():
+    def i4_scsi():
         expect([run.fact(f"rotational.{i}") for i in range(3)], ["1", "0", "0"], "harness: queue/rotational of the virtio-scsi disks")
+        assert int(run.fact("scsiqueues.1")) > 1, "harness: the virtio-scsi host gives its LUNs one queue: the SCSI rule proves nothing"
         r = run.result("i11")
-        rot = member_named(r, "md5", run.fact("scsi.0") + r"\d+")
-        expect(rot.get("hw_queues"), 1, f"md5: rotational member {rot.get('name')} hw_queues")
-        assert "rotational" in json.dumps(rot), f"md5: rotational member does not say why it counts 1: {rot}"
-        expect(array(r, "md5").get("hw_queues"), 1, "md5 hw_queues (a rotational member counts 1)")
-        expect(run.val("i11.after", "md5/group_thread_cnt"), "0", "kernel md5 group_thread_cnt")
-        ssd = member_named(r, "md5", run.fact("scsi.1") + r"\d+")
-        expect(ssd.get("hw_queues"), int(run.fact("scsiqueues.1")), f"md5: non-rotational member {ssd.get('name')} hw_queues")
-        want = min(int(run.fact("scsiqueues.1")), int(run.fact("scsiqueues.2")), run.queues(20))
-        expect(array(r, "md8").get("hw_queues"), want, "md8 hw_queues (non-rotational virtio-scsi and NVMe)")
-        expect(run.val("i11.after", "md8/group_thread_cnt"), str(auto_value(want, 64)), "kernel md8 group_thread_cnt")
+        # Every SCSI disk counts 1, a hard disk or not: its mq/ is its host's (scsi_mq_setup_tags).
+        for md, scsi in (("md5", (0, 1)), ("md8", (1, 2))):
+            for i in scsi:
+                m = member_named(r, md, run.fact(f"scsi.{i}") + r"\d*")
+                expect(m.get("hw_queues"), 1, f"{md}: SCSI member {m.get('name')} hw_queues")
+                assert "SCSI disk, counted as 1 queue" in str(m.get("note")), f"{md}: SCSI member does not say why it counts 1: {m}"
+            expect(array(r, md).get("hw_queues"), 1, f"{md} hw_queues (a SCSI member counts 1)")
+            expect(run.val("i11.after", f"{md}/group_thread_cnt"), "0", f"kernel {md} group_thread_cnt")
 
     def i5_reshape():
         expect(run.val("i5.before", "md7/sync_action"), "reshape", "harness: md7 reshaping during i5a")
@@ -625,7 +640,7 @@ def issue11_checks(run):
         ("i1 dm-linear on NVMe partitions as members resolve to the drives", i1_dm),
         ("i1 raid5 over raid1 arrays of partitions: queues of the drives below", i1_nested),
         ("i2 spare, write journal, failed member reported, not counted", i2_roles),
-        ("i4 virtio-scsi: rotational counts 1, non-rotational its queues, next to NVMe", i4_rotational),
+        ("i4 virtio-scsi: every SCSI disk counts 1 (rotational or not), next to NVMe", i4_scsi),
         ("i5 reshape: held back while it runs (exit 0, warning), applied after", i5_reshape),
         ("i6 IMSM: uuid from the md-uuid link, not the zero md/uuid", i6_uuid),
         ("i6 IMSM: stripe_cache_size with mdmon, skipped without, never hangs", i6_mdmon),
@@ -660,7 +675,8 @@ def strace_counts(lines, what):
 def md_role(state, slot):
     """The role md shows for a member's dev-*/state and slot, as mdtune names it (src/host/topology.rs)."""
     flags = state.split(",")
-    if "faulty" in flags:
+    # faulty next to in_sync or spare: bad blocks md has not acknowledged yet (state_show)
+    if "faulty" in flags and "in_sync" not in flags and "spare" not in flags:
         return "faulty"
     if "journal" in flags or slot == "journal":
         return "journal"
@@ -673,7 +689,8 @@ def md_role(state, slot):
 
 def floor_arrays(lines):
     """What bench/floor/sysfs_floor.rs printed, one line per array: {array: fields, "members": [...]}.
-    A member is NAME:MQ_DIRS:STATE/SLOT:ROTATIONAL[:stacked]; STATE is a comma list, and members
+    A member is NAME:QUEUES:STATE/SLOT:SCSI[:stacked] (QUEUES: its mq/ entries without poll
+    queues; SCSI 1 for a SCSI disk); STATE is a comma list, and members
     are joined by commas too, so a piece that does not start a member continues the state."""
     found = {}
     for line in lines:
@@ -693,7 +710,7 @@ def floor_arrays(lines):
             m = re.match(r"^([\w.-]+):(\d+):([^/]*)/([^:]*):([^:]*)(:stacked)?$", piece)
             assert m, f"floor: member {piece!r} of {name} unreadable"
             members.append({"name": m.group(1), "mq": int(m.group(2)), "role": md_role(m.group(3), m.group(4)),
-                            "rotational": m.group(5) == "1", "stacked": bool(m.group(6))})
+                            "scsi": m.group(5) == "1", "stacked": bool(m.group(6))})
         kv["members"] = members
         found[name] = kv
     return found
@@ -729,8 +746,8 @@ def same_work(floor, answer, who):
             if t["stacked"]:
                 stacked.append(f"{name}/{member}")
                 continue
-            queues = 1 if t["rotational"] else t["mq"]
-            expect(queues, m.get("hw_queues"), f"q15 {name}/{member}: queues, {who} (mq/, rotational) vs mdtune")
+            queues = 1 if t["scsi"] else t["mq"]
+            expect(queues, m.get("hw_queues"), f"q15 {name}/{member}: queues, {who} (mq/ without poll queues, SCSI) vs mdtune")
     return stacked
 
 
@@ -790,8 +807,8 @@ def q15(run):
         INFO.append(f"info  {run.label:<32} q15   {ratio(who)}")
     INFO.append(f"info  {run.label:<32} q15   all found the same arrays, members, roles, values and queues. Not the "
                 f"same work: the floor lists but does not follow slaves/ of {len(stacked)} stacked members "
-                f"({' '.join(stacked)}; mdtune counts the drives below), and reads mq/, slaves/ and rotational once "
-                f"per member ({len(plain)} plain members on {len(disks)} disks), mdtune once per disk")
+                f"({' '.join(stacked)}; mdtune counts the drives below), and reads mq/, slaves/, scsi_disk/ and io_poll "
+                f"once per member ({len(plain)} plain members on {len(disks)} disks), mdtune once per disk")
 
 
 def udev_checks(run):
@@ -1008,6 +1025,37 @@ def auto_checks(run):
                ["256", "1500"], "kernel md30 after the revert")
         expect(run.val("a4b.after", "md33/group_thread_cnt"), "0", "kernel md33 group_thread_cnt after the revert")
 
+    def poll_queues():
+        # nvme.write_queues=2 nvme.poll_queues=2 on 5 vCPUs, 8 queue pairs: 2/4/2 default/read/poll.
+        assert int(run.fact("debugfs")) > 0, "harness: no block/ in debugfs (CONFIG_BLK_DEBUG_FS), which names the poll queues"
+        for i in range(3):
+            types = dict(w.split("=") for w in run.fact(f"hctx.{i}").split())
+            polled = sorted(int(n) for n, t in types.items() if t == "poll")
+            expect(len(polled), 2, f"harness: poll queues of {run.disk(i)} (debugfs: {types})")
+            expect(polled, [len(types) - 2, len(types) - 1], f"harness: {run.disk(i)}'s poll queues are its last")
+            assert "read" in types.values(), f"harness: {run.disk(i)} has no read queue (nvme.write_queues=2): {types}"
+            expect(int(run.fact(f"mqdirs.{i}")), len(types), f"harness: mq/ entries of {run.disk(i)} vs debugfs")
+        r = run.result("a6")
+        want = min(run.queues(i) for i in range(3))
+        expect(want, int(run.fact("mqdirs.0")) - 2, "harness: queues that carry md's I/O = mq/ entries - 2 poll queues")
+        expect(array(r, "md35").get("hw_queues"), want, "md35 hw_queues (poll queues not counted)")
+        expect(setting(r, "md35", "group_thread_cnt").get("after"), auto_value(want, 64), "md35 group_thread_cnt")
+        for m in array(r, "md35").get("members", []):
+            i = next(i for i in range(3) if run.disk(i) == m.get("name"))
+            expect(m.get("hw_queues"), run.queues(i), f"md35 member {m.get('name')} hw_queues")
+            note = str(m.get("note"))
+            assert f"({run.fact(f'mqdirs.{i}')} mq/, 2 poll)" in note, f"md35 member {m.get('name')} note: {note!r}"
+
+    def bad_blocks():
+        state = run.fact("a7.state").split(",")
+        assert "faulty" in state and "in_sync" in state, f"harness: md35/dev-{run.disk(1)} state {state} (unacknowledged bad blocks)"
+        r = run.result("a7")
+        m = member_named(r, "md35", run.disk(1))
+        expect((m.get("role"), m.get("counted")), ("active", True), f"md35 member {run.disk(1)} with unacknowledged bad blocks")
+        expect(array(r, "md35").get("hw_queues"), min(run.queues(i) for i in range(3)), "md35 hw_queues")
+        INFO.append(f"info  {run.label:<32} a7 state with unacknowledged bad blocks: {run.fact('a7.state')!r}, "
+                    f"after the run: {run.fact('a7.state.after')!r}")
+
     def masks():
         # What the kernel gives besides cpu/isolated, for docs/auto.md (not asserted).
         INFO.append(f"info  {run.label:<32} auto masks: cpu/isolated {run.fact('cpu.isolated')!r}, "
@@ -1022,6 +1070,8 @@ def auto_checks(run):
         ("a3 multipath map with no paths: no write, a warning", no_paths),
         ("a4 revert restores a threshold above the restored cache", revert_order),
         ("a5 masks recorded", masks),
+        ("a6 NVMe poll queues (2/4/2 default/read/poll): not counted, as debugfs names them", poll_queues),
+        ("a7 a member with unacknowledged bad blocks (faulty,in_sync,blocked) counts", bad_blocks),
     ]
 
 

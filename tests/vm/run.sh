@@ -10,8 +10,9 @@
 #                the same md member images and /etc disk (a real reboot); tests/vm/guest/second.sh
 #                lets udev assemble and tune the arrays, then runs what the multipath layout and NUMA need;
 #   auto boot,   a KVM guest's shape: 5 vCPUs on NUMA node 0, node 1 with memory and no CPUs,
-#                isolcpus=4 nohz_full=3, virtio-blk disks with 3 or 1 virtqueues, a fresh /etc disk;
-#                tests/vm/guest/auto.sh runs auto, a map with no paths and a revert (docs/auto.md);
+#                isolcpus=4 nohz_full=3, virtio-blk disks with 3 or 1 virtqueues, NVMe drives with
+#                read and poll queues, a fresh /etc disk; tests/vm/guest/auto.sh runs auto, a map
+#                with no paths, a revert, poll queues and unacknowledged bad blocks (docs/auto.md);
 #   powercut and after-powercut boots, a raid5 on three drives and a fresh /etc disk:
 #                tests/vm/guest/powercut.sh persists and crashes the kernel the moment mdtune
 #                exits; the next boot, from the same disks (tests/vm/guest/after-powercut.sh),
@@ -119,8 +120,11 @@ with open(path, "r+b") as f:
 PY
 }
 
-# NVMe drives: SERIAL:QUEUE_PAIRS:PARTITIONS. With nvme.poll_queues=1 a drive shows its queue pairs
-# as hardware queues when there are more than the 2 vCPUs: 4 pairs give 3 queues, 2 give 2, 1 gives 1.
+# NVMe drives: SERIAL:QUEUE_PAIRS:PARTITIONS. The first and second boots pass nvme.write_queues=1
+# nvme.poll_queues=1, so on the 2 vCPUs a drive of 4 queue pairs splits them 1/2/1
+# default/read/poll: 4 mq/ entries, 3 that carry md's I/O (more than the CPUs, so "auto" and the
+# raw count differ), and the poll queue, which carries none, is there to be left out; 3 pairs split
+# 1/1/1 (2 that carry I/O), 1 pair gives 1 queue.
 #   MDT0-7   md0 raid5 (0-2), md2 raid5 (first partitions of 3-5, drive 4 with fewer queues),
 #            md1 raid10 (6, 7, second partitions of 3, 4)   -- kept for the second boot
 #   MDT8-10  3 partitions: dm-linear on the first (md3), raid1 pairs of the others under raid5 md4
@@ -129,16 +133,18 @@ PY
 #   MDT17-19 the IMSM container and its raid5 volume
 #   MDT20    2 partitions: next to virtio-scsi disks in md5 and md8
 #   ETC0     the persistent /etc and /usr/local (ext4)      -- kept for the second boot
-first_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:2:2 MDT5:4:2 MDT6:4:0 MDT7:4:0 MDT8:4:3 MDT9:4:3
+first_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:3:2 MDT5:4:2 MDT6:4:0 MDT7:4:0 MDT8:4:3 MDT9:4:3
   MDT10:4:3 MDT11:4:0 MDT12:4:0 MDT13:4:0 MDT14:1:3 MDT15:4:2 MDT16:4:2 MDT17:4:0 MDT18:4:0 MDT19:4:0
   MDT20:4:2 ETC0:1:0"
 # Second boot: the kept drives, and fresh MDT8-10 for the dm and nested checks on multipath heads.
-second_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:2:2 MDT5:4:2 MDT6:4:0 MDT7:4:0 MDT8:4:3 MDT9:4:3
+second_nvme="MDT0:4:0 MDT1:4:0 MDT2:4:0 MDT3:4:2 MDT4:3:2 MDT5:4:2 MDT6:4:0 MDT7:4:0 MDT8:4:3 MDT9:4:3
   MDT10:4:3 ETC0:1:0"
 # virtio-scsi disks (first boot): SCSI_ID:ROTATION_RATE:PARTITIONS (rate 1 = non-rotational).
 first_scsi="0:7200:2 1:1:2 2:1:0"
-# The auto boot: the /etc disk, and virtio-blk disks SERIAL:VIRTQUEUES:PARTITIONS (guest/auto.sh).
-auto_nvme="ETC0:1:0"
+# The auto boot: the /etc disk, three NVMe drives of 8 queue pairs, which nvme.write_queues=2
+# nvme.poll_queues=2 split 2/4/2 default/read/poll on its 5 vCPUs (8 mq/ entries, 6 that carry md's
+# I/O), and virtio-blk disks SERIAL:VIRTQUEUES:PARTITIONS (guest/auto.sh).
+auto_nvme="ETC0:1:0 MDT0:8:0 MDT1:8:0 MDT2:8:0"
 auto_vd="V0:5:0 V1:5:0 V2:5:0 V3:3:2 V4:3:2 V5:1:2 V6:3:0 V7:3:0 V8:3:0"
 # The power-cut boots: md0's three drives and the /etc disk, fresh for powercut; after-powercut
 # boots from the images the crash left.
@@ -166,12 +172,14 @@ watched() {
 boot() {
   local series=$1 abi=$2 phase=$3
   local dir=$work/$series mp=N nvme=$first_nvme scsi=$first_scsi vd="" smp=2 extra="" numa=()
+  local split="nvme.write_queues=1 nvme.poll_queues=1"
   if [ "$phase" = auto ]; then
     # Node 1 has memory and no CPUs (CXL, PMem as memory): its worker group never runs. CPU 4
     # is isolated (unbound work, the raid5 workqueue, avoids it) and CPU 3 nohz_full (avoided on
     # 6.1 and 6.12; not on 7.x, and 5.10's cloud kernel has no NO_HZ_FULL). auto's ceiling: 3 or
     # 4 CPUs / 1 node; the old rule gave 5 CPUs / 2 possible nodes = 2.
     nvme=$auto_nvme scsi="" vd=$auto_vd smp=5 extra=" isolcpus=4 nohz_full=3"
+    split="nvme.write_queues=2 nvme.poll_queues=2"
     numa=(-object 'memory-backend-ram,id=m0,size=768M' -object 'memory-backend-ram,id=m1,size=256M'
           -numa 'node,nodeid=0,cpus=0-4,memdev=m0' -numa 'node,nodeid=1,memdev=m1')
   fi
@@ -223,10 +231,11 @@ boot() {
     args+=(-drive "if=none,id=$serial,file=$img,format=raw,cache=unsafe"
            -device "virtio-blk-pci,drive=$serial,serial=$serial,num-queues=$q")
   done
-  # nvme.poll_queues=1 adds a queue beyond the CPU count, so "auto" (clamped to CPUs) and the raw
-  # queue count differ. /init hands "module.param" words to insmod when a driver is a module.
-  # no_timer_check: under a loaded host a TCG guest can panic in the IO-APIC timer check at boot.
-  local cmdline="console=ttyS0 panic=-1 loglevel=4 printk.devkmsg=on no_timer_check nvme_core.multipath=$mp nvme.poll_queues=1"
+  # nvme.write_queues adds read queues, which carry md's reads, and nvme.poll_queues poll queues,
+  # which carry none of its I/O (the drives above). /init hands "module.param" words to insmod
+  # when a driver is a module. no_timer_check: under a loaded host a TCG guest can panic in the
+  # IO-APIC timer check at boot.
+  local cmdline="console=ttyS0 panic=-1 loglevel=4 printk.devkmsg=on no_timer_check nvme_core.multipath=$mp $split"
   cmdline+="$extra vm.phase=$phase vm.nvme=$n vm.scsi=$s vm.vd=$v vm.parts=$parts"
   [ "$series" != "$strace_series" ] || cmdline+=" vm.strace=1"
   local t0=$SECONDS rc=0 cpu results=$dir/$phase/results.log

@@ -8,24 +8,33 @@
 //! has: `/sys/block/<dev>` is a relative symlink into `../devices/...`; disks sit under their PCI
 //! or SCSI parents; partitions are subdirectories of their disk with a `partition` file; `slaves/`
 //! and `holders/` hold relative links both ways; blk-mq disks have
-//! `mq/<N>/{cpu_list,nr_tags,nr_reserved_tags}`; NVMe native multipath has a head without `mq/`
-//! under `devices/virtual/nvme-subsystem/` and hidden path devices `nvmeXcYnZ` that do have it;
-//! request-based dm-multipath shows a meaningless `mq/0` and its paths in `slaves/`; every whole
-//! device has `queue/rotational` (1 for a hard disk behind a shared-tag SAS HBA, which still shows
-//! the host's queue count in `mq/`). md arrays get the files the kernel shows for their level
+//! `mq/<N>/{cpu_list,nr_tags,nr_reserved_tags}` and a `cpu<K>` directory for every CPU mapped to
+//! that queue, the maps (default, read, poll) one after the other, each spreading every possible
+//! CPU over its queues, and `queue/io_poll` 1 when a poll map has queues (NVMe with
+//! `nvme.poll_queues`, or over fabrics with `nr_poll_queues`: [`NvmeQueues`]); NVMe native
+//! multipath has a head without `mq/` under `devices/virtual/nvme-subsystem/` and hidden path
+//! devices `nvmeXcYnZ` that do have it, under a PCI controller or an NVMe-over-fabrics one
+//! (`devices/virtual/nvme-fabrics/ctl/`); request-based dm-multipath shows a meaningless `mq/0`
+//! and its paths in `slaves/`; every whole device has `queue/rotational` (1 for a hard disk)
+//! and `queue/io_poll`; every LUN of a SCSI host shows the host's queue count in `mq/`. md
+//! arrays get the files the kernel shows for their level
 //! (raid456 files only for raid4/5/6, redundancy files only for redundant levels, neither for
 //! inactive arrays and containers), `md/dev-*/{block,state,slot}` for every member with the role md
-//! gives it (active, rebuilding, spare, faulty, journal), `md/rdN` links for the slots,
+//! gives it (active, rebuilding, spare, faulty, journal, or in sync with unacknowledged bad
+//! blocks), `md/rdN` links for the slots,
 //! `md/reshape_position`, and udev's `/dev/md/NAME` and `/dev/disk/by-id/md-uuid-*` links.
 //! External-metadata (IMSM) member arrays read an all-zero `md/uuid`; their mdmon is a pid file
-//! under `run/mdadm/` and a `proc/<pid>/comm`. NUMA nodes are `sys/devices/system/node/possible`
-//! and `has_cpu` (a CPU-less memory node is only in the first), isolated CPUs
+//! under `run/mdadm/` and a `proc/<pid>/comm`. CPUs are `sys/devices/system/cpu/{possible,online}`;
+//! NUMA nodes are `sys/devices/system/node/possible`
+//! and `has_cpu` (a CPU-less memory node is only in the first; ids may be sparse, `0,8` as on
+//! POWER), isolated CPUs
 //! `sys/devices/system/cpu/isolated`. A SCSI disk's `device` link leads to its SCSI device (with
 //! `scsi_disk/`); a virtio-blk disk's to its virtio device, and it reads rotational 1.
 //!
 //! This is test support, not part of the tool (a dev-dependency, never published): it panics on I/O
 //! errors, and it knows nothing of mdtune's binary or of where the tests keep their roots.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -37,6 +46,31 @@ pub struct FakeRoot {
     devices: HashMap<String, PathBuf>,
     pci_slot: u32,
     scsi_host: u32,
+    /// The possible CPUs (`cpu/possible`), which every blk-mq map spreads over its queues.
+    cpus: Cell<u32>,
+}
+
+/// How an NVMe controller splits its I/O queues, as the kernel logs it (`nvme nvme0: 2/4/2
+/// default/read/poll queues`): one blk-mq map each (`nvme_pci_map_queues`,
+/// `nvmf_map_queues`), laid out in that order in `mq/`, each spreading every possible CPU over
+/// its queues. `nvme.write_queues` makes the read queues, `nvme.poll_queues` (fabrics:
+/// `nr_poll_queues`) the poll queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NvmeQueues {
+    pub default: u32,
+    pub read: u32,
+    pub poll: u32,
+}
+
+impl NvmeQueues {
+    /// Default queues only (no `write_queues`, no `poll_queues`: the usual host).
+    pub fn plain(default: u32) -> NvmeQueues {
+        NvmeQueues {
+            default,
+            read: 0,
+            poll: 0,
+        }
+    }
 }
 
 /// How an md array looks; `Default` is a clean, idle raid5 with kernel defaults.
@@ -133,6 +167,9 @@ pub enum Use {
     Faulty,
     /// `journal`, slot `journal` (`mdadm --write-journal`).
     Journal,
+    /// In sync in the next data slot with bad blocks md has not acknowledged yet (native
+    /// metadata, before the superblock records them): `state_show` prints `faulty,in_sync,blocked`.
+    BadBlocks,
 }
 
 fn write(path: &Path, content: &str) {
@@ -190,18 +227,23 @@ impl FakeRoot {
             devices: HashMap::new(),
             pci_slot: 0,
             scsi_host: 0,
+            cpus: Cell::new(cpus.max(1)),
         };
         root.set_cpus(cpus);
         root
     }
 
+    /// `cpus` CPUs, all possible and online (`cpu/possible`, `cpu/online`), none isolated, one
+    /// NUMA node. Devices made afterwards spread these CPUs over their `mq/` entries.
     pub fn set_cpus(&self, cpus: u32) {
         let online = if cpus <= 1 {
             "0".to_string()
         } else {
             format!("0-{}", cpus - 1)
         };
+        self.cpus.set(cpus.max(1));
         write(&self.dir.join("sys/devices/system/cpu/online"), &online);
+        write(&self.dir.join("sys/devices/system/cpu/possible"), &online);
         // The kernel always shows cpu/isolated (an empty line when no CPU is isolated) and,
         // with NUMA, node/has_cpu next to node/possible.
         write(&self.dir.join("sys/devices/system/cpu/isolated"), "");
@@ -295,6 +337,17 @@ impl FakeRoot {
     }
 
     fn block_dir(&mut self, name: &str, dir: PathBuf, queues: Option<u32>) {
+        self.block_dir_split(name, dir, queues.map(NvmeQueues::plain));
+    }
+
+    /// A block device's directory. With `queues`, blk-mq's `mq/`: one `mq/<N>` per hardware
+    /// context, the maps one after the other (default, read, poll: every driver lays them out
+    /// so), each map giving every possible CPU to one of its contexts, round robin. Each
+    /// `mq/<N>` holds `cpu_list`, `nr_tags`, `nr_reserved_tags` and a directory `cpu<K>` for
+    /// every CPU mapped to it (`blk_mq_register_hctx` adds each software context there, in
+    /// every map; its link count is 2 + those CPUs). `queue/io_poll` reads 1 when the poll map
+    /// has queues (`queue_poll_show`).
+    fn block_dir_split(&mut self, name: &str, dir: PathBuf, queues: Option<NvmeQueues>) {
         fs::create_dir_all(dir.join("holders")).unwrap();
         fs::create_dir_all(dir.join("slaves")).unwrap();
         write(&dir.join("size"), "134217728");
@@ -303,13 +356,25 @@ impl FakeRoot {
         // Whole devices have queue/; partitions share their disk's.
         if !dir.join("partition").exists() {
             write(&dir.join("queue/rotational"), "0");
+            let polled = queues.is_some_and(|q| q.poll > 0);
+            write(&dir.join("queue/io_poll"), if polled { "1" } else { "0" });
         }
         if let Some(q) = queues {
-            for n in 0..q {
-                let mq = dir.join("mq").join(n.to_string());
-                write(&mq.join("cpu_list"), &n.to_string());
-                write(&mq.join("nr_tags"), "1023");
-                write(&mq.join("nr_reserved_tags"), "0");
+            let cpus = self.cpus.get();
+            let mut first = 0;
+            for group in [q.default, q.read, q.poll].into_iter().filter(|&g| g > 0) {
+                for n in 0..group {
+                    let mq = dir.join("mq").join((first + n).to_string());
+                    let mine: Vec<u32> = (0..cpus).filter(|c| c % group == n).collect();
+                    let list: Vec<String> = mine.iter().map(u32::to_string).collect();
+                    write(&mq.join("cpu_list"), &list.join(", "));
+                    write(&mq.join("nr_tags"), "1023");
+                    write(&mq.join("nr_reserved_tags"), "0");
+                    for c in mine {
+                        fs::create_dir_all(mq.join(format!("cpu{c}"))).unwrap();
+                    }
+                }
+                first += group;
             }
         }
         link(&self.dir.join("sys/block").join(name), &dir);
@@ -325,15 +390,38 @@ impl FakeRoot {
 
     /// A single-path NVMe namespace `nvme<ctrl>n1` with `queues` hardware queues.
     pub fn nvme(&mut self, ctrl: u32, queues: u32) -> String {
+        self.nvme_split(ctrl, NvmeQueues::plain(queues))
+    }
+
+    /// A single-path PCIe NVMe namespace `nvme<ctrl>n1` whose controller splits its queues as
+    /// `q` says (`nvme.write_queues`, `nvme.poll_queues`).
+    pub fn nvme_split(&mut self, ctrl: u32, q: NvmeQueues) -> String {
         let name = format!("nvme{ctrl}n1");
         let dir = self.next_pci().join(format!("nvme/nvme{ctrl}")).join(&name);
-        self.block_dir(&name, dir, Some(queues));
+        self.block_dir_split(&name, dir, Some(q));
         name
     }
 
     /// An NVMe native-multipath namespace: the head `nvme<subsys>n1` has no `mq/`; each path
     /// `nvme<subsys>c<ctrl>n1` (hidden, but listed in `/sys/block`) has its own queues.
     pub fn nvme_multipath(&mut self, subsys: u32, paths: &[(u32, u32)]) -> String {
+        let paths: Vec<(u32, NvmeQueues)> = paths
+            .iter()
+            .map(|&(ctrl, q)| (ctrl, NvmeQueues::plain(q)))
+            .collect();
+        self.nvme_multipath_split(subsys, &paths, false)
+    }
+
+    /// An NVMe native-multipath namespace whose path controllers split their queues as given.
+    /// With `fabrics`, the controllers are NVMe over fabrics (TCP): they sit under
+    /// `devices/virtual/nvme-fabrics/ctl/nvme<ctrl>` with `transport` `tcp`, and their poll
+    /// queues come from `nvme connect --nr-poll-queues`.
+    pub fn nvme_multipath_split(
+        &mut self,
+        subsys: u32,
+        paths: &[(u32, NvmeQueues)],
+        fabrics: bool,
+    ) -> String {
         let head = format!("nvme{subsys}n1");
         let sub = self.dir.join(format!(
             "sys/devices/virtual/nvme-subsystem/nvme-subsys{subsys}"
@@ -341,13 +429,19 @@ impl FakeRoot {
         self.block_dir(&head, sub.join(&head), None);
         for &(ctrl, queues) in paths {
             let path = format!("nvme{subsys}c{ctrl}n1");
-            let dir = self.next_pci().join(format!("nvme/nvme{ctrl}")).join(&path);
+            let ctrl_dir = if fabrics {
+                let c = self
+                    .dir
+                    .join(format!("sys/devices/virtual/nvme-fabrics/ctl/nvme{ctrl}"));
+                write(&c.join("transport"), "tcp");
+                c
+            } else {
+                self.next_pci().join(format!("nvme/nvme{ctrl}"))
+            };
+            let dir = ctrl_dir.join(&path);
             write(&dir.join("hidden"), "1");
-            self.block_dir(&path, dir, Some(queues));
-            link(
-                &sub.join(format!("nvme{ctrl}")),
-                self.device_dir(&path).parent().unwrap(),
-            );
+            self.block_dir_split(&path, dir, Some(queues));
+            link(&sub.join(format!("nvme{ctrl}")), &ctrl_dir);
         }
         head
     }
@@ -499,7 +593,7 @@ impl FakeRoot {
         }
         let data = members
             .iter()
-            .filter(|(_, u)| matches!(u, Use::Active | Use::Rebuilding))
+            .filter(|(_, u)| matches!(u, Use::Active | Use::Rebuilding | Use::BadBlocks))
             .count();
         // A container's (inactive) members are all spares; raid_disks still counts them.
         let disks = if active { data } else { members.len() };
@@ -566,7 +660,7 @@ impl FakeRoot {
         let dev = md_dir.join(format!("dev-{member}"));
         link(&dev.join("block"), &self.device_dir(member));
         let slot = match u {
-            Use::Active | Use::Rebuilding => {
+            Use::Active | Use::Rebuilding | Use::BadBlocks => {
                 let n = (0..)
                     .find(|n| fs::symlink_metadata(md_dir.join(format!("rd{n}"))).is_err())
                     .unwrap_or(0);
@@ -581,6 +675,7 @@ impl FakeRoot {
             Use::Rebuilding | Use::Spare => "spare",
             Use::Faulty => "faulty",
             Use::Journal => "journal",
+            Use::BadBlocks => "faulty,in_sync,blocked",
         };
         write(&dev.join("state"), state);
         write(&dev.join("slot"), &slot);
@@ -626,12 +721,13 @@ pub fn demo_host(dir: &Path) -> FakeRoot {
     log.sync_completed = "1048576 / 4194304".into();
     log.sync_speed = "187000".into();
     r.md("md1", &log, &h);
-    // md2: raid6 over dm-multipath devices, each with two 16-queue SAS paths. auto -> 16.
+    // md2: raid6 over dm-multipath devices, each over the two 16-queue controllers of a
+    // dual-port NVMe drive (nvme_core.multipath=N, dm-multipath as on RHEL 8). auto -> 16.
     let mpaths: Vec<String> = (0..4)
         .map(|i| {
-            let a = r.scsi(&format!("sd{}", (b'a' + 2 * i) as char), 16);
-            let b = r.scsi(&format!("sd{}", (b'a' + 2 * i + 1) as char), 16);
-            r.dm_multipath(u32::from(i), &[&a, &b])
+            let a = r.nvme(20 + 2 * i, 16);
+            let b = r.nvme(21 + 2 * i, 16);
+            r.dm_multipath(i, &[&a, &b])
         })
         .collect();
     let m: Vec<&str> = mpaths.iter().map(String::as_str).collect();

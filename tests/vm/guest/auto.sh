@@ -8,11 +8,16 @@
 #   a2  the default auto on md30: capped at the CPUs open to unbound work / nodes with CPUs;
 #   a3  md34, a raid5 whose first member is a dm-multipath map that then loses its only path
 #       (table with no path groups, queue_if_no_path): no write, a warning;
-#   a4  a revert that must restore a preread_bypass_threshold above the restored stripe cache.
+#   a4  a revert that must restore a preread_bypass_threshold above the restored stripe cache;
+#   a6  md35, a raid5 over three NVMe drives whose 8 queue pairs nvme.write_queues=2
+#       nvme.poll_queues=2 split 2/4/2 default/read/poll: the poll queues are not counted (debugfs
+#       names each queue's type, which sysfs does not);
+#   a7  the same array with a member whose bad blocks md has not acknowledged yet
+#       (faulty,in_sync,blocked): it still counts.
 #
 # Disks by serial (virtio-blk's serial file): V0-V2 5 queues (md30); V3, V4 3 queues, 2 partitions
 # (md31, md32); V5 1 queue, 2 partitions (md31's spare, md32's failed member); V6 3 queues (the
-# multipath map's path); V7, V8 3 queues (md34's other members).
+# multipath map's path); V7, V8 3 queues (md34's other members). NVMe MDT0-MDT2: md35.
 
 # shellcheck disable=SC2086,SC2010,SC2012,SC2231,SC2154,SC1091
 . /guest/lib.sh
@@ -93,6 +98,24 @@ val a4a.after md30 stripe_cache_size preread_bypass_threshold
 mdt a4b '{"state":"reverted"}'
 val a4b.after md30 stripe_cache_size preread_bypass_threshold group_thread_cnt
 val a4b.after md33 group_thread_cnt
+
+# --- a6: NVMe poll queues carry none of md's I/O -----------------------------------------------
+step create-md35 mdadm --create /dev/md35 --run --level=5 --raid-devices=3 --chunk=64 --assume-clean --metadata=1.2 \
+  /dev/$DISK0 /dev/$DISK1 /dev/$DISK2
+for i in 0 1 2; do
+  eval "d=\$DISK$i"
+  fact hctx.$i "$(for t in /sys/kernel/debug/block/$d/hctx*/type; do h=${t%/type}; read -r ty <$t; printf '%s=%s ' "${h##*/hctx}" "$ty"; done)"
+done
+mdt a6 '{"arrays":[{"name":"md35"}],"thread_policy":{"mode":"auto","max":64},"check_mode":true}'
+
+# --- a7: a member with unacknowledged bad blocks ------------------------------------------------
+# md takes bad blocks written here unacknowledged (ubb_store) and acknowledges them when it next
+# writes the superblock; nothing writes to md35 before the run, so its state reads
+# faulty,in_sync,blocked meanwhile (state_show).
+echo "2048 8" >/sys/block/md35/md/dev-$DISK1/unacknowledged_bad_blocks
+fact a7.state "$(cat /sys/block/md35/md/dev-$DISK1/state)"
+mdt a7 '{"arrays":[{"name":"md35"}],"thread_policy":{"mode":"auto","max":64},"check_mode":true}'
+fact a7.state.after "$(cat /sys/block/md35/md/dev-$DISK1/state)"
 
 out "@@FACT final.mdstat $(tr '\n' ' ' </proc/mdstat)"
 mdadm --stop --scan >/dev/null 2>&1

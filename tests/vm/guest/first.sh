@@ -144,7 +144,7 @@ mdt s10b '{"state":"reverted"}'
 # (md4 over md11-md13). i2 md6: 3 active members with 3 queues, and on a 1-queue drive a write
 # journal, a failed member and a spare (recovery frozen so it stays a spare). i4 md5: rotational
 # virtio-scsi disk, non-rotational one and NVMe (partitions); md8: non-rotational virtio-scsi disks
-# and NVMe.
+# and NVMe. Every SCSI disk counts one queue (its mq/ is the virtio-scsi host's).
 stacked_layouts
 step create-md6 mdadm --create /dev/md6 --run --level=5 --raid-devices=4 --chunk=64 --assume-clean --metadata=1.2 \
   /dev/$DISK11 /dev/$DISK12 /dev/$DISK13 /dev/${DISK14}p3 --write-journal /dev/${DISK14}p2

@@ -81,21 +81,45 @@ mdt_bounded() {
 }
 # nq DIR: number of numbered queue directories under DIR/mq (0 when none), without a fork.
 nq() { set -- $1/mq/[0-9]*; [ -e "$1" ] && echo $# || echo 0; }
-# hw queue count of block device $1: its own mq/, else (an NVMe multipath head) the smallest of
-# its paths' mq/
+# polled NAME: how many of block device NAME's hardware queues are poll queues, as blk-mq's
+# debugfs names each (block/NAME/hctx<N>/type: default, read or poll; debugfs is mounted by
+# find_disks). sysfs names no queue's type: this is what mdtune's own count is checked against.
+polled() {
+  p=0
+  for t in /sys/kernel/debug/block/$1/hctx*/type; do
+    [ -e "$t" ] || continue
+    read -r ty <"$t"
+    [ "$ty" != poll ] || p=$((p + 1))
+  done
+  echo $p
+}
+# leaf NAME: the device whose mq/ holds NAME's queues: NAME itself, or (an NVMe multipath head)
+# its first path device.
+leaf() {
+  d=$1
+  if [ -d /sys/block/$d/mq ]; then echo $d; return; fi
+  rest=${d#nvme}; sub=${rest%%n*}; ns=${rest##*n}
+  for p in /sys/block/nvme${sub}c*n$ns; do [ -d "$p/mq" ] && { echo ${p##*/}; return; }; done
+}
+# queues NAME: the hardware queues of block device NAME that carry md's I/O (its mq/ entries but
+# its poll queues); for an NVMe multipath head, the smallest of its paths'.
 queues() {
   d=$1
-  if [ -d /sys/block/$d/mq ]; then nq /sys/block/$d; return; fi
+  if [ -d /sys/block/$d/mq ]; then echo $(($(nq /sys/block/$d) - $(polled $d))); return; fi
   rest=${d#nvme}; sub=${rest%%n*}; ns=${rest##*n}; best=
   for p in /sys/block/nvme${sub}c*n$ns; do
     [ -d "$p/mq" ] || continue
-    c=$(nq $p)
+    c=$(($(nq $p) - $(polled ${p##*/})))
     [ -z "$best" ] || [ "$c" -lt "$best" ] && best=$c
   done
   echo "${best:-0}"
 }
-# find_disks: DISK<i> for NVMe serial MDT<i>, SCSI<i> for virtio-scsi target i; facts for each.
+# find_disks: DISK<i> for NVMe serial MDT<i>, SCSI<i> for virtio-scsi target i; facts for each:
+# its queues that carry md's I/O, and its (or its first path's) mq/ entries and poll queues.
 find_disks() {
+  mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+  fact debugfs "$(ls /sys/kernel/debug/block 2>/dev/null | wc -l)"
+  fact nvme.split "$(dmesg | grep -o 'nvme[0-9]*: [0-9]*/[0-9]*/[0-9]* default/read/poll' | tr '\n' ' ')"
   for p in /sys/block/nvme*n*; do
     d=${p##*/}
     case $d in *c*) continue ;; esac
@@ -115,6 +139,9 @@ find_disks() {
     if [ -n "$d" ]; then
       fact disk.$i "$d"
       fact queues.$i "$(queues $d)"
+      l=$(leaf $d)
+      fact mqdirs.$i "$(nq /sys/block/$l)"
+      fact pollq.$i "$(polled $l)"
       fact headmq.$i "$([ -d /sys/block/$d/mq ] && echo yes || echo no)"
     fi
     i=$((i + 1))
