@@ -466,7 +466,9 @@ impl FakeRoot {
             .to_path_buf();
         let hctl = format!("{host}:0:0:0");
         link(&self.device_dir(name).join("device"), &sdev);
-        fs::create_dir_all(sdev.join("scsi_disk").join(&hctl)).unwrap();
+        // scsi_disk/H:C:T:L holds the sd driver's attributes (a file, so that the directory
+        // survives in git: the committed demo host has no empty directories).
+        write(&sdev.join("scsi_disk").join(&hctl).join("cache_type"), "write back");
         link(&sdev.join("subsystem"), &self.dir.join("sys/bus/scsi"));
         write(&sdev.join("vendor"), "ATA");
         name.to_string()
