@@ -44,7 +44,8 @@ lock=(-o DPkg::Lock::Timeout=900)
 # --- bookworm packages ---------------------------------------------------------------------------
 want=(rpm rpmlint lintian debhelper dpkg-dev man-db file gcc-powerpc64le-linux-gnu
   libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio
-  python3-rpm python3-venv libenchant-2-2 hunspell-en-us devscripts)
+  python3-rpm python3-venv libenchant-2-2 hunspell-en-us devscripts mmdebstrap debugedit
+  binutils-multiarch elfutils)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -129,7 +130,30 @@ if ! [ -s "$ppc/kernel.abi" ] || ! [ -x "$ppc/root/bin/busybox" ] || ! [ -x "$pp
 fi
 [ -f "$ppc/root/boot/vmlinux-$(cat "$ppc/kernel.abi")" ] || die "no vmlinux in $ppc/root/boot"
 
+# --- Debian build chroots with Debian's own cargo and rustc (1.85, Cargo.toml's rust-version) ---
+# bookworm (Debian 12): cargo-web and rustc-web 1.85 from bookworm's main archive (they provide
+# cargo and rustc = 1.85), so the .deb links Debian 12's glibc and installs there; trixie (Debian
+# 13): its cargo and rustc 1.85. mmdebstrap makes each from the archive into the cache; no suite
+# enters an apt source of this machine, and the chroots have no security or updates suites, so
+# they keep exactly 1.85. packaging/build.sh runs dpkg-buildpackage in them, offline.
+for line in "bookworm cargo-web rustc-web" "trixie cargo rustc"; do
+  read -r suite rust_packages <<<"$line"
+  tx=$cache/deb-$suite
+  tx_packages="$rust_packages debhelper python3 dpkg-dev"
+  if ! [ -x "$tx/root/usr/bin/cargo" ] || [ "$(cat "$tx/packages" 2>/dev/null)" != "$tx_packages" ]; then
+    log "making the $suite build chroot in $tx/root (mmdebstrap: $tx_packages)"
+    rm -rf "$tx/root.tmp" && mkdir -p "$tx"
+    retry mmdebstrap --quiet --variant=buildd --include="${tx_packages// /,}" "$suite" "$tx/root.tmp" \
+      http://deb.debian.org/debian >/dev/null || die "mmdebstrap of the $suite build chroot failed"
+    rm -rf "$tx/root" && mv "$tx/root.tmp" "$tx/root"
+    echo "$tx_packages" >"$tx/packages"
+  fi
+  chroot "$tx/root" rustc --version | grep -q '^rustc 1\.85\.' ||
+    die "the $suite chroot's rustc is not 1.85: $(chroot "$tx/root" rustc --version)"
+done
+
 log "rpmbuild $(rpmbuild --version | awk '{print $NF}'), lintian $(lintian --version | awk '{print $NF}')," \
   "rpmlint $("$rl/venv/bin/rpmlint" --version) (openSUSE configuration)," \
   "$(qemu-system-ppc64 --version | head -n1), ppc64el kernel $(cat "$ppc/kernel.abi")," \
-  "$(powerpc64le-linux-gnu-gcc --version | head -n1)"
+  "$(powerpc64le-linux-gnu-gcc --version | head -n1)," \
+  "Debian build chroots: bookworm $(chroot "$cache/deb-bookworm/root" rustc --version | cut -d' ' -f2), trixie $(chroot "$cache/deb-trixie/root" rustc --version | cut -d' ' -f2)"
