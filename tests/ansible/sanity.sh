@@ -61,8 +61,9 @@ passed=0 failed=0
 run_ansible_test() {
   local v=$1 venv_v pip_version python_version log kind
   venv_v=$(venv_of "$v")
-  "$venv_v/bin/ansible" --version | head -n1 | grep -q "core $v\." ||
-    { echo "sanity: $venv_v does not hold ansible-core $v: $("$venv_v/bin/ansible" --version | head -n1)"; return 1; }
+  local have
+  have=$("$venv_v/bin/ansible" --version 2>&1 | sed -n 1p)
+  [[ $have == *"[core $v."* ]] || { echo "sanity: $venv_v does not hold ansible-core $v: $have"; return 1; }
   # The pip bootstrap script ansible-test looks for, named after the pip version it pins.
   pip_version=$(sed -n "s/.*pip='\([0-9.]*\)'.*/\1/p" \
     "$("$venv_v/bin/python3" -c 'import ansible_test, os; print(os.path.dirname(ansible_test.__file__))')/_internal/python_requirements.py" | head -1)
@@ -75,12 +76,15 @@ run_ansible_test() {
     echo "sanity: ansible-core $v: ansible-test $kind --venv --python $python_version in $coll"
     if (cd "$coll" && "$venv_v/bin/ansible-test" "$kind" --venv --python "$python_version" --color no) >"$log" 2>&1; then
       grep -E '^(Running sanity test|WARNING: Skipping|=+ [0-9]+ passed)' "$log"
-      [ "$kind" = units ] && ! grep -qE '^=+ [0-9]+ passed' "$log" && { echo "sanity: ansible-test units ran no test"; return 1; }
+      if [ "$kind" = units ] && ! grep -qE '^=+ [0-9]+ passed' "$log"; then
+        echo "sanity: ansible-test units ran no test"; return 1
+      fi
     else
       grep -vE '^(Collecting|  Downloading|Downloading|Installing|Successfully|Processing|Looking in|Requirement already|  Attempting|  Found existing|    Uninstalling|    Successfully|Using cached| +━)' "$log" | tail -60
       return 1
     fi
   done
+  return 0
 }
 for v in $versions; do
   if run_ansible_test "$v"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

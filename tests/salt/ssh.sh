@@ -136,15 +136,14 @@ ssh_checks() {
   # salt-bundle.sh; docs/install.md: on a plain master and on SUSE Manager 5 it is unpacked at
   # /), unpacked here under $base/server: /srv/salt is the file root, /srv/formula_metadata
   # holds the form. The wrapper it also carries goes to var/cache/salt/master/extmods/wrapper,
-  # the master's default extension_modules; here extension_modules is a directory of its own,
-  # empty at first, so that salt-ssh runs without the wrapper before it is installed.
+  # the master's default extension_modules; here extension_modules is the default under this
+  # master's own cachedir (as Salt resolves it, below the root_dir), empty at first, so that
+  # salt-ssh runs without the wrapper before it is installed.
   mkdir -p "$base/server"
   tar -xzf "$bundle" -C "$base/server"
-  local extmods=$base/extmods
   cat >"$base/conf/master" <<EOF
 root_dir: $base/salt-root
 cachedir: $base/cache
-extension_modules: $extmods
 pki_dir: $base/pki
 sock_dir: $base/sock
 log_file: $base/master.log
@@ -161,6 +160,11 @@ pillar_roots:
   base:
     - $base/pillar
 EOF
+  local opts cache extmods
+  opts=$("$venv/bin/python" -c 'import salt.config, sys
+o = salt.config.master_config(sys.argv[1])
+print(o["cachedir"]); print(o["extension_modules"])' "$base/conf/master")
+  cache=$(sed -n 1p <<<"$opts") extmods=$(sed -n 2p <<<"$opts")
   # One thin_dir for both (one host: one copy of Salt's thin). set_path: the login shell's PATH
   # may put a python3 wrapper script first (pyenv), which salt-ssh's shim mistakes for a
   # Software Collections one; the system's python3 runs the thin.
@@ -205,12 +209,13 @@ text = json.dumps(r)
 assert "needs mdtune" in text and "salt-ssh wrapper" in text, "no refusal: " + text[:600]
 assert "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py /var/cache/salt/master/extmods/wrapper/mdtune.py" in text, text[:600]'
   done
-  ss tuned "$base/defaults.json" mdtune.query from_pillar=False
-  check "[$label] salt-ssh mdtune.query from_pillar=False without the wrapper: mdtune's defaults" \
+  ss tuned "$base/defaults.json" mdtune.query from_pillar=False root="$r1" binary="$bin"
+  check "[$label] salt-ssh mdtune.query from_pillar=False root=... binary=... without the wrapper: mdtune's defaults" \
     "$base/defaults.json" tuned '
 assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
 a = {x["name"]: x["settings"] for x in r["arrays"]}
-eq(a["md0"].get("stripe_cache_size", {}).get("after"), 256, "md0 stripe_cache_size (unmanaged)")'
+eq(sorted(a["md0"]), ["group_thread_cnt"], "md0 settings (the pillar asks for more)")
+eq(a["md0"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
   # The one command docs/install.md gives for Salt 3006 and 3008, under this master's
   # extension_modules (the bundle's copy stands for the package's).
   install -D -m 0644 "$base/server/srv/salt/_wrapper/mdtune.py" "$extmods/wrapper/mdtune.py"
@@ -341,7 +346,7 @@ eq(s["changes"]["md0"]["group_thread_cnt"], {"old": 0, "new": 8}, "md0 group_thr
   # cachedir/proc, which only a running master creates.)
   if [ "$label" = salt3008 ]; then
     rm -f "$extmods/wrapper/mdtune.py"
-    mkdir -p "$base/cache/proc"
+    mkdir -p "$cache/proc"
     "$venv/bin/salt-run" -c "$base/conf" --out=json saltutil.sync_wrapper >"$base/sync.json" 2>"$base/sync.json.err"
     check "[$label] salt-run saltutil.sync_wrapper syncs _wrapper/mdtune.py to the master" \
       "$base/sync.json" - '

@@ -344,7 +344,8 @@ def _pillar_reaches_me(fun, from_pillar):
     Raise when FUN would read a pillar that cannot be there: called over salt-ssh
     without mdtune's wrapper. salt-ssh runs the function on the target as
     ``salt-call --local`` in a thin directory (its ``root_dir`` is
-    ``<thin_dir>/running_data``, its ``sock_dir`` ``/``), with an empty pillar;
+    ``<thin_dir>/running_data``, its ``sock_dir`` ``/`` under that root, so the
+    root itself), with an empty pillar;
     the wrapper would have called it with ``from_pillar=False`` and the pillar's
     desired state as arguments. Inside a salt-ssh state run (``state.pkg``,
     whose pillar comes from the master) the function the target was called
@@ -352,11 +353,15 @@ def _pillar_reaches_me(fun, from_pillar):
     """
     if not salt.utils.data.is_true(from_pillar):
         return
+    # The salt-ssh wrapper loads this file on the master by hand and gives it __opts__ (the
+    # master's); one that gives none (an older wrapper) is not a salt-ssh target either.
+    opts = globals().get("__opts__") or {}
+    root_dir = os.path.normpath(str(opts.get("root_dir", "")))
     over_ssh = (
-        os.path.basename(os.path.normpath(str(__opts__.get("root_dir", "")))) == "running_data"
-        and __opts__.get("sock_dir") == "/"
+        os.path.basename(root_dir) == "running_data"
+        and os.path.normpath(str(opts.get("sock_dir", ""))) == root_dir
     )
-    if over_ssh and __opts__.get("fun") == f"{__virtualname__}.{fun}":
+    if over_ssh and opts.get("fun") == f"{__virtualname__}.{fun}":
         raise CommandExecutionError(
             f"mdtune.{fun} over salt-ssh needs mdtune's salt-ssh wrapper on the master: "
             "without it the target sees none of its pillar, and the answer would be "

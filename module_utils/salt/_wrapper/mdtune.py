@@ -159,6 +159,7 @@ def desired(fresh=False):
     """
     module = _execution_module()
     module.__pillar__ = __pillar__
+    module.__opts__ = __opts__
     return module.desired()
 
 
