@@ -47,7 +47,9 @@ done
 conf=/usr/lib/binfmt.d/qemu-aarch64.conf
 if [ ! -f "$conf" ]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get -y -qq install --no-install-recommends qemu-user-static >/dev/null || die "apt-get install qemu-user-static failed"
+  { apt-get -y -qq install --no-install-recommends qemu-user-static >/dev/null ||
+    { apt-get -qq update && apt-get -y -qq install --no-install-recommends qemu-user-static >/dev/null; }; } ||
+    die "apt-get install qemu-user-static failed"
 fi
 [ -f "$conf" ] || die "no $conf (qemu-user-static)"
 bm=/proc/sys/fs/binfmt_misc

@@ -9,14 +9,19 @@
 #     apt configuration (the machine's /etc/apt is never touched), because the VM suite installs
 #     qemu-system-x86 from backports and bookworm's QEMU 7.2 would replace its qemu-system-common;
 #   - rustup targets x86_64-unknown-linux-musl, aarch64-unknown-linux-musl and
-#     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources: every package's
-#     binary is built with std rebuilt for size, packaging/targets.sh);
+#     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources, for the opt-in
+#     small build of packaging/targets.sh, which bench/build-release.sh measures);
 #   - rpmlint 2.10 (what the Open Build Service runs) from PyPI with pyenchant, in a venv made
 #     with --system-site-packages from Debian's python3, so that it takes Debian's python3-rpm
 #     (the rpm bindings are not on PyPI), with hunspell-en-us and libenchant-2-2 from bookworm
 #     for its spelling check, devscripts for the checkbashisms that openSUSE's configuration
 #     runs, and openSUSE's configuration (configs/openSUSE/ from rpmlint's
 #     sdist), all into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}/rpmlint;
+#   - mmdebstrap, and with it two build chroots in ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}:
+#     deb-bookworm (Debian 12 with cargo-web and rustc-web 1.85) and deb-trixie (Debian 13 with its
+#     cargo and rustc 1.85), where packaging/build.sh builds the .deb with Debian's own Rust
+#     (about 70 s and 1 GB each; no apt source of this machine changes); debugedit, elfutils and
+#     binutils-multiarch for the RPMs' debuginfo packages of all three architectures;
 #   - into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}, downloaded and unpacked, never
 #     installed: Debian's ppc64el kernel (linux-image-powerpc64le), busybox-static, mdadm and the
 #     libraries mdadm loads, for the ppc64le VM boot (tests/packaging/ppc64le-vm.sh).

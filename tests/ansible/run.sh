@@ -408,9 +408,9 @@ plain_names_pick_the_build_for_the_cpu() {
   local host build
   for host in native:x86_64 arm:aarch64; do
     build=${host#*:} host=${host%:*}
-    grep -qE "<$host> PUT .*AnsiballZ_mdtune_$build " "$tmp/arch.log" ||
+    grep -qE "<$host> PUT .*AnsiballZ_mdtune_$build( |\$)" "$tmp/arch.log" ||
       fail "$host: Ansible did not copy the $build build (AnsiballZ_mdtune_$build)" || return 1
-    grep -qE "<$host> PUT .*AnsiballZ_mdtune_info_$build " "$tmp/arch.log" ||
+    grep -qE "<$host> PUT .*AnsiballZ_mdtune_info_$build( |\$)" "$tmp/arch.log" ||
       fail "$host: Ansible did not copy the $build build of mdtune_info" || return 1
   done
   ! grep -qE '<s390> PUT ' "$tmp/arch.log" || fail "s390: something was copied to a host without a build"
