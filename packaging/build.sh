@@ -172,8 +172,9 @@ fi
 deb_build() {
   local suite=$1 dest=$2 chroot_dir debdir log=$work/dpkg-buildpackage-$1.log
   chroot_dir=${MDTUNE_PACKAGING_CACHE:-$repo/.cache/packaging}/deb-$suite/root
-  [ -x "$chroot_dir/usr/bin/dpkg-buildpackage" ] && [ -x "$chroot_dir/usr/bin/cargo" ] ||
+  if ! [ -x "$chroot_dir/usr/bin/dpkg-buildpackage" ] || ! [ -x "$chroot_dir/usr/bin/cargo" ]; then
     die "no Debian $suite build chroot at $chroot_dir (run .ci/setup-packaging.sh)"
+  fi
   debdir=$chroot_dir/build/mdtune
   rm -rf "$debdir" && mkdir -p "$debdir"
   tar -C "$debdir" -xzf "$src"

@@ -107,9 +107,11 @@ for arch in x86_64 aarch64 ppc64le; do
   bytes=$(stat -c %s "$bin")
   echo "note: mdtune.$arch.rpm's binary is $bytes bytes ($((bytes / 1024)) KiB; a figure, docs/performance.md)"
   # Built by stable Rust with its precompiled std, debug information kept for -debuginfo.
+  # shellcheck disable=SC2016 # the inner bash expands $1
   check "mdtune.$arch.rpm's build used no unstable flag (no RUSTC_BOOTSTRAP, no -Z build-std)" \
     bash -c '! grep -qE "RUSTC_BOOTSTRAP|build-std" "$1"' _ "$repo/target/packaging/rpmbuild-$arch.log"
   dbg=$pkgs/mdtune-debuginfo-$version-1.$arch.rpm
+  # shellcheck disable=SC2016 # the inner bash expands $1
   check "mdtune-debuginfo.$arch.rpm holds the binary's debug information" \
     bash -c 'rpm -qpl "$1" | grep -qE "^/usr/lib/debug/usr/sbin/mdtune.*\.debug$"' _ "$dbg"
   check "mdtune.$arch.rpm's changelog is mdtune.changes' ($(rpm -qp --changelog "$p" | grep -c '^\*') entries)" \
@@ -318,6 +320,7 @@ else
   else
     fail "no Debian 13 build at $tdeb"
   fi
+  # shellcheck disable=SC2016 # the inner bash expands $1
   check "the .deb installs on Debian 12: $(dpkg-deb -f "$deb" Depends)" \
     bash -c 'dpkg-deb -f "$1" Depends | grep -qE "libc6 \(>= 2\.(2[0-9]|3[0-6])\)"' _ "$deb"
   if dpkg-query -W -f='${Status}' mdtune 2>/dev/null | grep -q 'ok installed' || [ -e /usr/sbin/mdtune ]; then
