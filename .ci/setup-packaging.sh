@@ -9,14 +9,19 @@
 #     apt configuration (the machine's /etc/apt is never touched), because the VM suite installs
 #     qemu-system-x86 from backports and bookworm's QEMU 7.2 would replace its qemu-system-common;
 #   - rustup targets x86_64-unknown-linux-musl, aarch64-unknown-linux-musl and
-#     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources: every package's
-#     binary is built with std rebuilt for size, packaging/targets.sh);
+#     powerpc64le-unknown-linux-gnu, and the rust-src component (std's sources, for the opt-in
+#     small build of packaging/targets.sh, which bench/build-release.sh measures);
 #   - rpmlint 2.10 (what the Open Build Service runs) from PyPI with pyenchant, in a venv made
 #     with --system-site-packages from Debian's python3, so that it takes Debian's python3-rpm
 #     (the rpm bindings are not on PyPI), with hunspell-en-us and libenchant-2-2 from bookworm
 #     for its spelling check, devscripts for the checkbashisms that openSUSE's configuration
 #     runs, and openSUSE's configuration (configs/openSUSE/ from rpmlint's
 #     sdist), all into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}/rpmlint;
+#   - mmdebstrap, and with it two build chroots in ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}:
+#     deb-bookworm (Debian 12 with cargo-web and rustc-web 1.85) and deb-trixie (Debian 13 with its
+#     cargo and rustc 1.85), where packaging/build.sh builds the .deb with Debian's own Rust
+#     (about 70 s and 1 GB each; no apt source of this machine changes); debugedit, elfutils and
+#     binutils-multiarch for the RPMs' debuginfo packages of all three architectures;
 #   - into ${MDTUNE_PACKAGING_CACHE:-<repo>/.cache/packaging}, downloaded and unpacked, never
 #     installed: Debian's ppc64el kernel (linux-image-powerpc64le), busybox-static, mdadm and the
 #     libraries mdadm loads, for the ppc64le VM boot (tests/packaging/ppc64le-vm.sh).
@@ -44,7 +49,8 @@ lock=(-o DPkg::Lock::Timeout=900)
 # --- bookworm packages ---------------------------------------------------------------------------
 want=(rpm rpmlint lintian debhelper dpkg-dev man-db file gcc-powerpc64le-linux-gnu
   libc6-dev-ppc64el-cross binutils-powerpc64le-linux-gnu libc6-arm64-cross cpio
-  python3-rpm python3-venv libenchant-2-2 hunspell-en-us devscripts)
+  python3-rpm python3-venv libenchant-2-2 hunspell-en-us devscripts mmdebstrap debugedit
+  binutils-multiarch elfutils)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -129,7 +135,30 @@ if ! [ -s "$ppc/kernel.abi" ] || ! [ -x "$ppc/root/bin/busybox" ] || ! [ -x "$pp
 fi
 [ -f "$ppc/root/boot/vmlinux-$(cat "$ppc/kernel.abi")" ] || die "no vmlinux in $ppc/root/boot"
 
+# --- Debian build chroots with Debian's own cargo and rustc (1.85, Cargo.toml's rust-version) ---
+# bookworm (Debian 12): cargo-web and rustc-web 1.85 from bookworm's main archive (they provide
+# cargo and rustc = 1.85), so the .deb links Debian 12's glibc and installs there; trixie (Debian
+# 13): its cargo and rustc 1.85. mmdebstrap makes each from the archive into the cache; no suite
+# enters an apt source of this machine, and the chroots have no security or updates suites, so
+# they keep exactly 1.85. packaging/build.sh runs dpkg-buildpackage in them, offline.
+for line in "bookworm cargo-web rustc-web" "trixie cargo rustc"; do
+  read -r suite rust_packages <<<"$line"
+  tx=$cache/deb-$suite
+  tx_packages="$rust_packages debhelper python3 dpkg-dev"
+  if ! [ -x "$tx/root/usr/bin/cargo" ] || [ "$(cat "$tx/packages" 2>/dev/null)" != "$tx_packages" ]; then
+    log "making the $suite build chroot in $tx/root (mmdebstrap: $tx_packages)"
+    rm -rf "$tx/root.tmp" && mkdir -p "$tx"
+    retry mmdebstrap --quiet --variant=buildd --include="${tx_packages// /,}" "$suite" "$tx/root.tmp" \
+      http://deb.debian.org/debian >/dev/null || die "mmdebstrap of the $suite build chroot failed"
+    rm -rf "$tx/root" && mv "$tx/root.tmp" "$tx/root"
+    echo "$tx_packages" >"$tx/packages"
+  fi
+  chroot "$tx/root" rustc --version | grep -q '^rustc 1\.85\.' ||
+    die "the $suite chroot's rustc is not 1.85: $(chroot "$tx/root" rustc --version)"
+done
+
 log "rpmbuild $(rpmbuild --version | awk '{print $NF}'), lintian $(lintian --version | awk '{print $NF}')," \
   "rpmlint $("$rl/venv/bin/rpmlint" --version) (openSUSE configuration)," \
   "$(qemu-system-ppc64 --version | head -n1), ppc64el kernel $(cat "$ppc/kernel.abi")," \
-  "$(powerpc64le-linux-gnu-gcc --version | head -n1)"
+  "$(powerpc64le-linux-gnu-gcc --version | head -n1)," \
+  "Debian build chroots: bookworm $(chroot "$cache/deb-bookworm/root" rustc --version | cut -d' ' -f2), trixie $(chroot "$cache/deb-trixie/root" rustc --version | cut -d' ' -f2)"

@@ -8,15 +8,14 @@
 #   aarch64-unknown-linux-musl      fully static aarch64, linked with the toolchain's rust-lld
 #   powerpc64le-unknown-linux-gnu   fully static (static glibc, +crt-static), linked by Debian's
 #                                   cross gcc (packaging/targets.sh says why this route)
-# The three static builds rebuild std for size without its backtrace printer, with the stable
-# toolchain, its rust-src and RUSTC_BOOTSTRAP=1 (packaging/targets.sh static_build says why).
-# The SHIPPED binary of each architecture is its smallest build that passed every check (all of
-# them need at most glibc 2.17 or no libc, so all run on SLES 15 SP4's glibc 2.31); for x86_64
-# and aarch64 it must be <= 650 KiB. ppc64le has only the static glibc build (about 1.4 MiB) and
-# no size goal.
+# The three static builds are the opt-in small recipe: std rebuilt for size without its backtrace
+# printer, with the stable toolchain, its rust-src and RUSTC_BOOTSTRAP=1 (packaging/targets.sh
+# small_static_build says why; no package uses it). The smallest build of each architecture that
+# passed every check is named last (all of them need at most glibc 2.17 or no libc, so all run on
+# SLES 15 SP4's glibc 2.31), with its size against the former 650 KiB goal: a figure reported in
+# docs/performance.md, not a gate.
 # Fails if a glibc build needs a symbol version newer than GLIBC_2.17, if a static build is not
-# statically linked, if a binary does not run, or if a shipped x86_64/aarch64 build is over
-# 650 KiB. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv, and
+# statically linked, or if a binary does not run. cargo-zigbuild and zig come from PyPI (.ci/setup-bench.sh puts them in the venv, and
 # adds rust-src); the aarch64 glibc for qemu, qemu-user-static and the ppc64le cross toolchain from
 # .ci/setup-packaging.sh.
 # Binaries: target/<triple>/release/mdtune (the .2.17 builds in target/<triple without .2.17>/).
@@ -101,19 +100,19 @@ for arch in x86_64 aarch64 ppc64le; do
       echo "FAIL: the static x86_64 build cannot be made here (see above)"
       status=1
     fi
-  elif static_build "$arch"; then
+  elif small_static_build "$arch"; then
     check "$TRIPLE" static "$arch"
   else
     echo "FAIL: the static $arch build cannot be made here (see above)"
     status=1
   fi
 done
-echo "shipped binaries (the smallest passing build of each architecture):"
+echo "smallest binaries (the smallest passing build of each architecture):"
 for arch in x86_64 aarch64 ppc64le; do
   if [ -z "${best[$arch]:-}" ]; then
     echo "  $arch: FAIL: no build passed its checks"; status=1
-  elif [ "$arch" != ppc64le ] && [ "${best_bytes[$arch]}" -gt $((goal_kib * 1024)) ]; then
-    echo "  $arch: ${best[$arch]}: FAIL: over the $goal_kib KiB goal"; status=1
+  elif [ "$arch" != ppc64le ]; then
+    echo "  $arch: ${best[$arch]}; the former goal $goal_kib KiB: $((${best_bytes[$arch]} * 100 / (goal_kib * 1024)))% of it"
   else
     echo "  $arch: ${best[$arch]}"
   fi

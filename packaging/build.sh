@@ -3,22 +3,29 @@
 #
 #   packaging/build.sh [--arch "x86_64 aarch64 ppc64le"] [--no-rpm] [--no-deb]
 #
-#   mdtune-VERSION.tar.gz, mdtune-VERSION-vendor.tar.gz   the RPM sources (what OBS takes)
+#   mdtune-VERSION.tar.gz, vendor.tar.gz                  the RPM sources
+#   obs/                                                   what an OBS package holds: the spec,
+#                                                          mdtune.changes, _service, both tarballs
 #   mdtune-VERSION-1.src.rpm
 #   mdtune-VERSION-1.{x86_64,aarch64,ppc64le}.rpm          /usr/sbin/mdtune (static), mdtune(8)
+#   mdtune-debuginfo-, mdtune-debugsource-VERSION-1.*.rpm  its debug information and sources
 #   mdtune-salt-modules-VERSION-1.noarch.rpm               the Salt modules, real files
-#   mdtune-formula-VERSION-1.noarch.rpm                    the SUSE Manager / Uyuni formula
-#   mdtune_VERSION-1_amd64.deb                             for Debian and Ubuntu (this host's arch)
+#   mdtune-formula-VERSION-1.noarch.rpm                    the SUSE Manager 4.3 / Uyuni formula
+#   mdtune-salt-VERSION.tar.gz                             the formula and modules for a plain
+#                                                          Salt master or SUSE Manager 5 (/srv)
+#   mdtune_VERSION-1_amd64.deb, mdtune-dbgsym_*.deb        for Debian 12+ and Ubuntu 22.04+ (this
+#                                                          host's arch), built in Debian 12
+#   trixie/mdtune_VERSION-1_amd64.deb                      the same built in Debian 13
 #
-# The crates are vendored once (cargo vendor, into the vendor tarball, kept while Cargo.lock and
-# the toolchain's std Cargo.lock are unchanged): the project's and std's own, since the binaries
-# are built with std rebuilt for size (-Z build-std, packaging/targets.sh). Every build after
-# that is offline: rpmbuild and dpkg-buildpackage run `cargo build --offline --frozen` with an
-# empty CARGO_HOME against the vendored crates.
+# The crates of Cargo.lock that a Linux build uses are vendored once (cargo vendor, into the
+# vendor tarball, kept while Cargo.lock is unchanged). Every build after that is offline:
+# rpmbuild runs cargo-packaging's %cargo_build (or the spec's stand-in) with an empty CARGO_HOME
+# against the vendored crates, and dpkg-buildpackage runs in a Debian 13 chroot with its own
+# cargo and rustc (Debian 12's and 13's), in a network namespace without a network.
 # MDTUNE_VENDOR_TARBALL=FILE uses a vendor tarball made elsewhere.
 #
-# Needs rpmbuild, dpkg-buildpackage (debhelper), python3, the Rust targets, rust-src and the
-# ppc64le cross toolchain: .ci/setup-packaging.sh installs them all.
+# Needs rpmbuild, python3, the Rust targets, the ppc64le cross toolchain and the Debian 12 and
+# 13 build chroots: .ci/setup-packaging.sh installs them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -31,7 +38,7 @@ while [ $# -gt 0 ]; do
     --arch) arches=$2; shift 2 ;;
     --no-rpm) rpm=0; shift ;;
     --no-deb) deb=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,7 +50,7 @@ spec_version=$(sed -n 's/^Version: *//p' packaging/mdtune.spec)
 [ "$spec_version" = "$version" ] || die "packaging/mdtune.spec says Version $spec_version, Cargo.toml $version"
 deb_version=$(sed -n '1s/^mdtune (\([^-)]*\)-.*/\1/p' packaging/debian/changelog)
 [ "$deb_version" = "$version" ] || die "packaging/debian/changelog says $deb_version, Cargo.toml $version"
-for tool in rpmbuild dpkg-buildpackage python3 cargo; do
+for tool in rpmbuild python3 cargo; do
   command -v "$tool" >/dev/null || die "$tool is missing (run .ci/setup-packaging.sh)"
 done
 
@@ -59,30 +66,46 @@ if [ "${MDTUNE_CLEAN_BUILD:-0}" != 1 ]; then
 fi
 
 # --- the vendored crates ------------------------------------------------------------------------
-# The project's crates and std's own (the toolchain's rust-src library/Cargo.lock: libc,
-# hashbrown, compiler_builtins, ...), because every binary is built with std rebuilt for size
-# (packaging/targets.sh static_build) and rpmbuild and dpkg-buildpackage run offline. std's list
-# depends on the Rust release: the tarball is made again when either Cargo.lock changes, and
-# the package build needs the same Rust release (and rust-src) as the one that vendored it.
-# cargo vendor reads std's workspace manifest only with RUSTC_BOOTSTRAP=1 (it uses an unstable
-# cargo feature). The whole std workspace is vendored, Windows and test crates included (cargo
-# vendor does not filter by platform): about 13 MB compressed.
-std_src_ready || die "cannot vendor std's dependencies"
-std=$(std_src)
-vendor=$out/$name-vendor.tar.gz
+# What the Open Build Service's cargo_vendor service makes: the crates of Cargo.lock, from
+# cargo's cache or crates.io, but only those a build for Linux x86_64, aarch64 or ppc64le uses
+# (cargo tree over the three); the others (the Windows crates) are left as stubs holding their
+# Cargo.toml, which cargo's resolver still reads. std's own crates are not in it: the packages are
+# built against the toolchain's precompiled std. Made again when Cargo.lock changes.
+vendor=$out/vendor.tar.gz
 stamp=$work/vendor.lock-sha256
-lock_sum=$(cat Cargo.lock "$std/Cargo.lock" | sha256sum | cut -d' ' -f1)
+lock_sum=$(sha256sum Cargo.lock | cut -d' ' -f1)
 if [ -n "${MDTUNE_VENDOR_TARBALL:-}" ]; then
   [ -f "$MDTUNE_VENDOR_TARBALL" ] || die "MDTUNE_VENDOR_TARBALL=$MDTUNE_VENDOR_TARBALL does not exist"
   [ "$(realpath "$MDTUNE_VENDOR_TARBALL")" = "$(realpath -m "$vendor")" ] || cp "$MDTUNE_VENDOR_TARBALL" "$vendor"
   echo "$lock_sum" >"$stamp"
 elif ! [ -f "$vendor" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
-  echo "build.sh: vendoring the crates of Cargo.lock and of std ($std/Cargo.lock) (cargo vendor)"
+  echo "build.sh: vendoring the crates of Cargo.lock that the Linux builds use (cargo vendor)"
   rm -rf "$work/vendor-tree" && mkdir -p "$work/vendor-tree"
-  # Offline from cargo's cache when it holds every crate, else from crates.io.
-  vendor_cmd=(env RUSTC_BOOTSTRAP=1 cargo vendor --locked --quiet --sync "$std/Cargo.toml" "$work/vendor-tree/vendor")
+  vendor_cmd=(cargo vendor --locked --quiet --versioned-dirs "$work/vendor-tree/vendor")
   "${vendor_cmd[@]}" --offline >/dev/null 2>&1 ||
     { rm -rf "$work/vendor-tree/vendor" && "${vendor_cmd[@]}" >/dev/null; } || die "cargo vendor failed"
+  used=$(for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu \
+    x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+    cargo tree --offline --locked --target "$t" -e normal,build,dev --prefix none --format '{p}' ||
+      die "cargo tree --target $t failed"
+  done | awk '$3 !~ /^\(\// {sub(/^v/, "", $2); print $1 "-" $2}' | sort -u)
+  for d in "$work/vendor-tree/vendor"/*/; do
+    crate=$(basename "$d")
+    grep -qxF "$crate" <<<"$used" && continue
+    python3 - "$d" <<'PY' || die "cannot make the stub of $crate"
+import json, os, shutil, sys
+d = sys.argv[1]
+package = json.load(open(os.path.join(d, ".cargo-checksum.json")))["package"]
+for entry in os.listdir(d):
+    if entry != "Cargo.toml":
+        path = os.path.join(d, entry)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+os.makedirs(os.path.join(d, "src"))
+open(os.path.join(d, "src", "lib.rs"), "w").close()
+json.dump({"files": {}, "package": package}, open(os.path.join(d, ".cargo-checksum.json"), "w"))
+PY
+    echo "build.sh: $crate is not used by a Linux build: only its manifest is kept"
+  done
   tar -C "$work/vendor-tree" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
     -czf "$vendor" vendor
   echo "$lock_sum" >"$stamp"
@@ -96,47 +119,91 @@ git ls-files -co --exclude-standard -z | grep -zv '^target/' |
     --transform "s,^,$name/," -czf "$src"
 export SOURCE_DATE_EPOCH=$mtime
 
+# --- the Salt bundle: the formula and the modules where a Salt master keeps them -----------------
+# mdtune-salt-VERSION.tar.gz, unpacked with `tar -xzf ... -C /` on a plain Salt master or, through
+# mgrctl, inside a SUSE Manager 5 / Uyuni server container (paths on its volumes): docs/install.md.
+packaging/salt-bundle.sh "$out/mdtune-salt-$version.tar.gz" "$mtime" || die "packaging/salt-bundle.sh failed"
+
+# --- the Open Build Service package: what `osc add` takes (docs/install.md) -----------------------
+rm -rf "$out/obs" && mkdir -p "$out/obs"
+cp packaging/mdtune.spec packaging/mdtune.changes packaging/_service "$src" "$vendor" "$out/obs/"
+
 # --- RPMs ---------------------------------------------------------------------------------------
 if [ "$rpm" = 1 ]; then
   top=$work/rpmbuild
   rm -rf "$top" && mkdir -p "$top"/{BUILD,RPMS,SRPMS,SOURCES,SPECS}
   cp "$src" "$vendor" "$top/SOURCES/"
+  # What OBS does with mdtune.changes: its entries become the spec's %changelog.
+  spec=$top/SPECS/mdtune.spec
+  # And what SUSE's rpm does by itself: the debuginfo and debugsource packages (Debian's rpm
+  # makes them only when the spec says %debug_package).
+  { sed '/^%prep$/i %debug_package' packaging/mdtune.spec
+    python3 packaging/changes2spec.py packaging/mdtune.changes; } >"$spec" ||
+    die "packaging/mdtune.changes cannot be read as a changelog"
   # The Packager tag: who built this set (OBS sets its own).
   # The RPMs built here are for SUSE: SUSE's %_defaultdocdir, where %doc and the man page put
   # the docs.
   defs=(--define "_topdir $top" --define "_build_id_links none" --define "_defaultdocdir %{_datadir}/doc/packages"
-    --define "packager ${MDTUNE_PACKAGER:-mdtune maintainers <mdtune@example.org>}")
-  rpmbuild "${defs[@]}" --nodeps -bs packaging/mdtune.spec >/dev/null
+    --define "packager ${MDTUNE_PACKAGER:-mdtune maintainers <mdtune@example.org>}"
+    --define "_debugsource_packages 1")
+  rpmbuild "${defs[@]}" --nodeps -bs "$spec" >/dev/null
   for arch in $arches; do
     static_target_ready "$arch" || die "cannot build the $arch RPM"
     echo "build.sh: rpmbuild $arch ($TRIPLE)"
-    # --nodeps: BuildRequires (cargo, python3) are checked against the rpm database, which a
-    # Debian host does not have; the tools come from rustup and Debian instead.
+    # --nodeps: BuildRequires (cargo, cargo-packaging, python3) are checked against the rpm
+    # database, which a Debian host does not have; the tools come from rustup and Debian instead.
     ( export CARGO_HOME=$work/cargo-home-empty
       rpmbuild "${defs[@]}" --nodeps --target "$arch" --define "mdtune_cargo_target $TRIPLE" \
-        -bb packaging/mdtune.spec >"$work/rpmbuild-$arch.log" 2>&1 ) ||
+        -bb "$spec" >"$work/rpmbuild-$arch.log" 2>&1 ) ||
       { tail -n 30 "$work/rpmbuild-$arch.log" >&2; die "rpmbuild for $arch failed (log: $work/rpmbuild-$arch.log)"; }
   done
   rm -f "$out"/*.rpm
   find "$top/RPMS" "$top/SRPMS" -name '*.rpm' -exec cp {} "$out/" \;
 fi
 
-# --- .deb (this host's architecture) ------------------------------------------------------------
-if [ "$deb" = 1 ]; then
-  debdir=$work/deb
+# --- .deb (this host's architecture), in Debian chroots with Debian's cargo and rustc ---------------
+# dpkg-buildpackage checks Build-Depends (cargo and rustc >= 1.85) and runs without a network
+# (unshare -n) from the source tarball and the vendored crates. bookworm (Debian 12: cargo-web and
+# rustc-web 1.85, which provide cargo and rustc) makes target/packages/*.deb, which installs on
+# Debian 12 and later; trixie (Debian 13, its stock cargo and rustc 1.85) the same package in
+# target/packages/trixie/, proof that Debian 13's compiler builds it. The chroots are made by
+# .ci/setup-packaging.sh (mmdebstrap, into the packaging cache). MDTUNE_DEB_SUITES picks them.
+# deb_build SUITE OUTDIR
+deb_build() {
+  local suite=$1 dest=$2 chroot_dir debdir log=$work/dpkg-buildpackage-$1.log
+  chroot_dir=${MDTUNE_PACKAGING_CACHE:-$repo/.cache/packaging}/deb-$suite/root
+  if ! [ -x "$chroot_dir/usr/bin/dpkg-buildpackage" ] || ! [ -x "$chroot_dir/usr/bin/cargo" ]; then
+    die "no Debian $suite build chroot at $chroot_dir (run .ci/setup-packaging.sh)"
+  fi
+  debdir=$chroot_dir/build/mdtune
   rm -rf "$debdir" && mkdir -p "$debdir"
   tar -C "$debdir" -xzf "$src"
   tar -C "$debdir/$name" -xzf "$vendor"
   cp -r packaging/debian "$debdir/$name/debian"
-  echo "build.sh: dpkg-buildpackage $(dpkg --print-architecture)"
-  # -d: cargo comes from rustup (see debian/control); -b: binary package only.
-  ( cd "$debdir/$name" && CARGO_HOME=$work/cargo-home-empty \
-      dpkg-buildpackage -b -d -us -uc >"$work/dpkg-buildpackage.log" 2>&1 ) ||
-    { tail -n 30 "$work/dpkg-buildpackage.log" >&2; die "dpkg-buildpackage failed (log: $work/dpkg-buildpackage.log)"; }
-  rm -f "$out"/*.deb
-  cp "$debdir"/*.deb "$out/"
+  echo "build.sh: dpkg-buildpackage $(dpkg --print-architecture) in $suite ($(chroot "$chroot_dir" rustc --version | cut -d' ' -f1-2)), offline"
+  # A network namespace of its own (nothing but a loopback) and a mount namespace for /proc.
+  # shellcheck disable=SC2016 # expanded by the inner sh
+  unshare --net --mount --fork sh -c '
+    mount -t proc proc "$1/proc" &&
+    exec chroot "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/build LANG=C.UTF-8 \
+      SOURCE_DATE_EPOCH="$2" sh -c "cd /build/mdtune/$3 && dpkg-buildpackage -b -us -uc"' \
+    _ "$chroot_dir" "$mtime" "$name" >"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; die "dpkg-buildpackage in $suite failed (log: $log)"; }
+  mkdir -p "$dest"
+  rm -f "$dest"/*.deb
+  cp "$debdir"/*.deb "$dest/"
+  rm -rf "$debdir"
+}
+if [ "$deb" = 1 ]; then
+  command -v unshare >/dev/null || die "unshare (util-linux) is missing"
+  for suite in ${MDTUNE_DEB_SUITES:-bookworm trixie}; do
+    case $suite in
+      bookworm) deb_build bookworm "$out" ;;
+      *) deb_build "$suite" "$out/$suite" ;;
+    esac
+  done
 fi
 
 echo "build.sh: packages in ${out#"$repo"/}/:"
 # shellcheck disable=SC2012 # only lists the packages for the reader
-(cd "$out" && ls -1 ./*.rpm ./*.deb ./*.tar.gz 2>/dev/null | sed 's,^\./,  ,')
+(cd "$out" && ls -1 ./*.rpm ./*.deb ./*/*.deb ./*.tar.gz 2>/dev/null | sed 's,^\./,  ,')

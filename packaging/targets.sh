@@ -14,8 +14,13 @@
 #            Stable Rust ships no musl std for ppc64le here, and cargo-zigbuild cannot link it
 #            (missing __*ieee128 symbols); static glibc has no symbol-version needs at all.
 #
-#   static_build ARCH    builds it, std rebuilt for size (below); small_x86_64_build is the
-#                        x86_64 one with its panic check.
+#   static_build ARCH    builds it with the toolchain's precompiled std (stable, no unstable flag):
+#                        what the RPMs and the collection ship.
+#   small_static_build ARCH
+#                        the opt-in recipe for a smaller prebuilt binary (the collection's, with
+#                        build-collection.sh --small; bench/build-release.sh measures it): std
+#                        rebuilt for size (below). small_x86_64_build is the x86_64 one with its
+#                        panic check.
 
 static_target() {
   case $1 in
@@ -47,29 +52,25 @@ static_target_ready() {
   fi
 }
 
-# Every static binary is built with std rebuilt from source for size (-Z build-std) with std's
-# default features replaced by optimize_for_size (-Z build-std-features=optimize_for_size). Off
-# by default: std's backtrace printer (about 210 KiB), while the panic hook still prints the JSON
+# The opt-in small recipe rebuilds std from source for size (-Z build-std) with std's default
+# features replaced by optimize_for_size (-Z build-std-features=optimize_for_size). Off by
+# default: std's backtrace printer (about 210 KiB), while the panic hook still prints the JSON
 # failure object (examples/panic_report.rs proves it in each x86_64 build). optimize_for_size:
-# std's smaller sort and formatting code, about 41 KB less on x86_64 and no slower on the
-# benchmark host (docs/performance.md). Measured without backtrace: x86_64 musl 767 -> 535 KB,
-# aarch64 musl 662 -> 464 KB, ppc64le static glibc 1717 -> 1452 KB.
+# std's smaller sort and formatting code, about 41 KB less on x86_64. The figures are in
+# docs/performance.md ("Building the release binaries"): about 30% smaller, no faster.
 #
 # Why RUSTC_BOOTSTRAP=1: -Z build-std is still unstable, so cargo accepts it only from a nightly
-# toolchain, or from a stable one told to allow unstable flags. We take the stable release the
-# rest of the project builds with (rustup's stable, 1.95.0 at the time of writing), not nightly:
-# a stable version names one compiler and one std source for good, so the same sources give the
-# same binary next month, where "nightly" is a different compiler every day (and a pinned
-# nightly-DATE is a build nobody else tests or ships). The price: an unstable flag may change
-# between stable releases; the size and panic checks of bench/build-release.sh and the packaging
-# suite catch that. std's sources are the toolchain's rust-src component (rustup component add
-# rust-src); distributions ship them as a package too (openSUSE and SLES: rust-src, from the
-# rust1.NN packages; Debian and Ubuntu: rust-src), which is what an offline package build uses.
-# RUSTC_BOOTSTRAP is set for these cargo commands only, never exported.
+# toolchain, or from a stable one told to allow unstable flags. A distribution does neither, which
+# is why no package uses this recipe. We take the stable release the rest of the project builds
+# with (rustup's stable), not nightly: a stable version names one compiler and one std source for
+# good. The price: an unstable flag may change between stable releases; the size and panic checks
+# of bench/build-release.sh catch that. std's sources are the toolchain's rust-src component
+# (rustup component add rust-src). RUSTC_BOOTSTRAP is set for these cargo commands only, never
+# exported.
 STD_FLAGS=(-Z 'build-std=std,panic_abort' -Z build-std-features=optimize_for_size)
 
-# The toolchain's std sources (its rust-src component); library/Cargo.lock there names std's own
-# dependencies. Prints nothing when rust-src is not installed.
+# The toolchain's std sources (its rust-src component). Prints nothing when rust-src is not
+# installed.
 std_src() {
   local lib
   lib=$(rustc --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library
@@ -84,19 +85,27 @@ std_src_ready() {
   }
 }
 
-# static_build ARCH [CARGO ARGS...]: the static release build of ARCH with std rebuilt for size,
-# target/TRIPLE/release/mdtune (plus what the extra arguments ask for). Needs crates.io, or
-# cargo's cache, for std's own dependencies on the first build.
+# static_build ARCH [CARGO ARGS...]: the static release build of ARCH with the precompiled std,
+# target/TRIPLE/release/mdtune (plus what the extra arguments ask for).
 static_build() {
+  local arch=$1
+  shift
+  static_target_ready "$arch" || return 1
+  cargo build --release --quiet --target "$TRIPLE" "$@"
+}
+
+# small_static_build ARCH [CARGO ARGS...]: the same with std rebuilt for size. Needs crates.io,
+# or cargo's cache, for std's own dependencies on the first build.
+small_static_build() {
   local arch=$1
   shift
   static_target_ready "$arch" && std_src_ready || return 1
   RUSTC_BOOTSTRAP=1 cargo build --release --quiet --target "$TRIPLE" "${STD_FLAGS[@]}" "$@"
 }
 
-# The x86_64 binary the Ansible collection ships (Ansible copies it to every host for every task,
-# so its size matters) and the panic example that checks its hook:
+# The small x86_64 binary (Ansible copies the module to every host for every task, so its size
+# is felt) and the panic example that checks its hook:
 # target/x86_64-unknown-linux-musl/release/mdtune and .../examples/panic_report.
 small_x86_64_build() {
-  static_build x86_64 --bin mdtune --example panic_report
+  small_static_build x86_64 --bin mdtune --example panic_report
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles the Ansible collection mdtune.mdraid from the release binaries and builds its tarball.
 #
-#   module_utils/ansible/build-collection.sh [--out DIR] [--no-cargo]
+#   module_utils/ansible/build-collection.sh [--out DIR] [--no-cargo] [--small]
 #       [--release --repository URL --documentation URL --issues URL]
 #
 # Result (DIR defaults to target/ansible-collection):
@@ -27,11 +27,15 @@
 # Modules (plugins/modules/): each is a link to a binary plus a documentation-only NAME.py, the
 # layout under which `ansible-doc --list` and Galaxy list a binary module (docs/ansible.md,
 # "The collection's layout"):
-#   mdtune, mdtune_info                 the x86_64 build (the first built architecture otherwise)
-#   mdtune_<arch>, mdtune_info_<arch>   every architecture's build, for
-#                                       action: "mdtune.mdraid.mdtune_{{ ansible_architecture }}"
+#   mdtune, mdtune_info                 their action plugins (plugins/action/) run the build for
+#                                       the host's CPU, mdtune_<arch>, or fail naming the
+#                                       architecture and the builds carried; the links go to the
+#                                       x86_64 build (the first built architecture otherwise)
+#   mdtune_<arch>, mdtune_info_<arch>   every architecture's build, under its own name
 # mdtune_info is the same binary; called by that name it only reports (state=query).
 #
+# --small builds the binaries with std rebuilt for size (packaging/targets.sh small_static_build:
+# stable Rust with RUSTC_BOOTSTRAP=1 and rust-src; about 30% smaller, docs/performance.md).
 # --no-cargo skips `cargo build` and packs the binaries already in target/. ansible-galaxy,
 # antsibull-changelog and python3 (with PyYAML) come from $MDTUNE_VENV (default: .venv in the
 # checkout); .ci/setup-python.sh installs them.
@@ -42,6 +46,7 @@ repo=$(cd "$here/../.." && pwd)
 out=$repo/target/ansible-collection
 cargo_build=1
 release=0
+small=0
 # shellcheck disable=SC2034 # set by printf -v and read as ${!key} below
 repository="" documentation="" issues=""
 die() { echo "build-collection: $*" >&2; exit 1; }
@@ -51,12 +56,13 @@ while [ $# -gt 0 ]; do
     --out=*) out=${1#--out=}; shift ;;
     --no-cargo) cargo_build=0; shift ;;
     --release) release=1; shift ;;
+    --small) small=1; shift ;;
     --repository|--documentation|--issues)
       [ $# -ge 2 ] || die "$1 needs a URL"
       printf -v "${1#--}" '%s' "$2"; shift 2 ;;
     --repository=*|--documentation=*|--issues=*)
       key=${1%%=*}; printf -v "${key#--}" '%s' "${1#*=}"; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-collection: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -92,11 +98,13 @@ done
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$cargo_build" = 1 ]; then
   (cd "$repo" && cargo build --release --quiet)
-  # The x86_64 binary the collection prefers: static and size-optimised (packaging/targets.sh).
+  # The x86_64 binary the collection prefers: static (packaging/targets.sh); with --small, std
+  # rebuilt for size (the opt-in recipe: RUSTC_BOOTSTRAP=1 and rust-src).
   # shellcheck source=../../packaging/targets.sh
   . "$repo/packaging/targets.sh"
-  if ! (cd "$repo" && small_x86_64_build); then
-    echo "build-collection: no size-optimised x86_64 build; packing what target/ has" >&2
+  if [ "$small" = 1 ]; then build_x86_64() { small_x86_64_build; }; else build_x86_64() { static_build x86_64; }; fi
+  if ! (cd "$repo" && build_x86_64); then
+    echo "build-collection: no static x86_64 build; packing what target/ has" >&2
   fi
 fi
 
@@ -162,7 +170,8 @@ if [ "$release" = 1 ]; then
       echo "build-collection: --release: building the static $arch binary" >&2
       # shellcheck source=../../packaging/targets.sh
       . "$repo/packaging/targets.sh"
-      (cd "$repo" && static_build "$arch") || echo "build-collection: the $arch build failed" >&2
+      if [ "$small" = 1 ]; then b=small_static_build; else b=static_build; fi
+      (cd "$repo" && "$b" "$arch") || echo "build-collection: the $arch build failed" >&2
     fi
     [ -n "$(find_bin "$arch")" ] || missing+=("$arch")
   done
@@ -225,9 +234,19 @@ for arch in "${arches[@]}"; do
   module "mdtune_info_$arch" "$arch"
 done
 
+# The action plugins that make mdtune and mdtune_info run the build for the host's CPU, what
+# they decide (plugin_utils), and their unit tests (ansible-test units).
+cp -r "$here/collection/plugins/action" "$here/collection/plugins/plugin_utils" "$coll/plugins/"
+cp -r "$here/collection/tests/unit" "$coll/tests/unit"
+find "$coll/plugins" "$coll/tests" -name __pycache__ -prune -exec rm -rf {} +
+
+# Every ansible-core the collection is tested with (tests/ansible/sanity.sh runs ansible-test
+# sanity and units on each): 2.19, 2.20 and 2.21, the current releases.
+sanity_versions="2.19 2.20 2.21"
 cat > "$coll/meta/runtime.yml" <<EOF
 ---
-# Tested with ansible-core 2.19 (tests/ansible in the mdtune repository).
+# ansible-test sanity and units pass on ansible-core ${sanity_versions// /, } (tests/ansible in the
+# mdtune repository); the playbook suite runs on 2.19.
 requires_ansible: ">=2.19.0"
 EOF
 
@@ -240,11 +259,14 @@ fi
 (cd "$coll" && "$changelog" generate >/dev/null) || die "antsibull-changelog generate failed in $coll"
 [ -s "$coll/CHANGELOG.md" ] || die "antsibull-changelog wrote no CHANGELOG.md"
 
-# ansible-test sanity ignores for ansible-core 2.19 (the version this is tested with). Each entry
-# carries its reason after '#'. The binaries need none: ansible-test skips links in plugins/modules.
-for m in "${modules[@]}"; do
-  echo "plugins/modules/$m.py validate-modules:missing-gplv3-license # the collection is Apache-2.0 (LICENSE), so its module docs carry no GPLv3 header"
-done > "$coll/tests/sanity/ignore-2.19.txt"
+# ansible-test sanity ignores, one file per ansible-core version (ansible-test reads only its
+# own). Each entry carries its reason after '#'. The binaries need none: ansible-test skips links
+# in plugins/modules.
+for v in $sanity_versions; do
+  for m in "${modules[@]}"; do
+    echo "plugins/modules/$m.py validate-modules:missing-gplv3-license # the collection is Apache-2.0 (LICENSE), so its module docs carry no GPLv3 header"
+  done > "$coll/tests/sanity/ignore-$v.txt"
+done
 
 rm -f "$out/$namespace-$name-"*.tar.gz
 "$galaxy" collection build --force --output-path "$out" "$coll" >/dev/null

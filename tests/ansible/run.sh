@@ -89,6 +89,11 @@ build() {
   if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
     (cd "$repo" && cargo build --release --target x86_64-unknown-linux-musl) || return 1
   fi
+  # The aarch64 build, real: the collection's plain module names must pick it on an aarch64 host
+  # (the CPU test below runs it under qemu-user). Its target and linker: .ci/setup-packaging.sh.
+  # shellcheck source=../../packaging/targets.sh
+  (cd "$repo" && . packaging/targets.sh && static_build aarch64) ||
+    fail "the static aarch64 build failed (run .ci/setup-packaging.sh for its Rust target)" || return 1
   cp "$repo/target/release/mdtune" "$sidecar" "$tmp/library/"
   # mdtune_info is the same binary under its own name, with its own docs.
   ln -s mdtune "$tmp/library/mdtune_info"
@@ -344,7 +349,9 @@ collection_builds_installs_and_runs() {
   local tarball; tarball=$(ls "$tmp"/build/mdtune-mdraid-*.tar.gz) || return 1
   tar -tzvf "$tarball" | awk '{print $1, $6, $7, $8}' | sort -k2 > "$tmp/tar.txt"
   for f in MANIFEST.json FILES.json README.md LICENSE CHANGELOG.md changelogs/changelog.yaml meta/runtime.yml \
-           binaries/mdtune-x86_64 plugins/modules/mdtune.py plugins/modules/mdtune_info.py tests/sanity/ignore-2.19.txt; do
+           binaries/mdtune-x86_64 plugins/modules/mdtune.py plugins/modules/mdtune_info.py tests/sanity/ignore-2.19.txt \
+           tests/sanity/ignore-2.20.txt tests/sanity/ignore-2.21.txt plugins/action/mdtune.py \
+           plugins/action/mdtune_info.py plugins/plugin_utils/builds.py tests/unit/plugins/action/test_mdtune.py; do
     grep -qE "^-\S* $f$" "$tmp/tar.txt" || fail "$f missing from $tarball"
   done
   # The modules are links to the binaries, so that ansible-doc --list and ansible-test skip the ELF files.
@@ -379,6 +386,38 @@ collection_builds_installs_and_runs() {
 }
 t "8b. collection: release build, install, ansible-doc, FQCN, mdtune_info and per-arch names" \
   collection_builds_installs_and_runs
+
+# One module name on every CPU: the action plugins of mdtune and mdtune_info run the build for
+# the host's architecture: asked with uname -m (native), reported as aarch64 (arm: the real
+# aarch64 build runs, under qemu-user through binfmt_misc), or s390x (no build: both fail naming
+# it and the builds carried). -vvv shows which build Ansible copied to each host.
+plain_names_pick_the_build_for_the_cpu() {
+  local bm=/proc/sys/fs/binfmt_misc/qemu-aarch64
+  grep -qs '^enabled' "$bm" ||
+    fail "no binfmt_misc entry for aarch64 ($bm): run .ci/setup-ansible.sh (it registers qemu-user-static's)" || return 1
+  file -b "$tmp/collections/ansible_collections/mdtune/mdraid/binaries/mdtune-aarch64" | grep -q "ARM aarch64" ||
+    fail "the installed collection's aarch64 build is not an aarch64 binary: $(file -b "$coll/binaries/mdtune-aarch64")" || return 1
+  local f=$tmp/arch.ini
+  {
+    echo "native ansible_connection=local mdtune_root=$(newroot arch-native)"
+    echo "arm ansible_connection=local mdtune_root=$(newroot arch-arm) ansible_architecture=aarch64"
+    echo "s390 ansible_connection=local mdtune_root=$(newroot arch-s390) ansible_architecture=s390x"
+  } >"$f"
+  ANSIBLE_LIBRARY='' play -vvv -i "$f" "$books/arch.yml" >"$tmp/arch.log" 2>&1 || { tail -n 80 "$tmp/arch.log"; return 1; }
+  grep -E 'TASK \[|^(ok|changed|failed|fatal)' "$tmp/arch.log"
+  local host build
+  for host in native:x86_64 arm:aarch64; do
+    build=${host#*:} host=${host%:*}
+    grep -qE "<$host> PUT .*AnsiballZ_mdtune_$build( |\$)" "$tmp/arch.log" ||
+      fail "$host: Ansible did not copy the $build build (AnsiballZ_mdtune_$build)" || return 1
+    grep -qE "<$host> PUT .*AnsiballZ_mdtune_info_$build( |\$)" "$tmp/arch.log" ||
+      fail "$host: Ansible did not copy the $build build of mdtune_info" || return 1
+  done
+  ! grep -qE '<s390> PUT ' "$tmp/arch.log" || fail "s390: something was copied to a host without a build"
+  expect_md "$tmp/roots/arch-arm" md0 stripe_cache_size 4096 && expect_md "$tmp/roots/arch-native" md0 stripe_cache_size 4096
+}
+t "one module name on every CPU: x86_64 (uname -m), aarch64 (its build under qemu-user), s390x refused" \
+  plain_names_pick_the_build_for_the_cpu
 
 # What Galaxy's importer does (galaxy_importer/loaders/doc_string.py): list the modules with
 # ansible-doc --list, then load each one's docs. A module the list drops shows on Galaxy as missing.

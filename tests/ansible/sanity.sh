@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Builds the mdtune.mdraid collection into a temporary directory and runs `ansible-test sanity` on
-# it: every sanity test of ansible-core's ansible-test, without containers. Called by run.sh;
-# also runs on its own from any directory.
+# Builds the mdtune.mdraid collection into a temporary directory and runs `ansible-test sanity`
+# (every sanity test, without containers) and `ansible-test units` (the action plugins' and
+# plugin_utils' unit tests) on it with each current ansible-core: 2.19 from
+# ${MDTUNE_VENV:-<checkout>/.venv} (.ci/setup-python.sh), 2.20 and 2.21 from <venv>-ansible2.20 and
+# <venv>-ansible2.21 (.ci/setup-ansible.sh; 2.20 needs Python 3.12, 2.21 Python 3.13). Called by
+# run.sh; also runs on its own from any directory.
 #
 #   tests/ansible/sanity.sh [--no-cargo]
 #
-# ansible-test comes from ${MDTUNE_VENV:-<checkout>/.venv} (.ci/setup-python.sh creates it). It runs
-# with --venv: each sanity test gets a virtualenv with the requirements ansible-test pins, installed
-# from the package index. ansible-test bootstraps pip in those virtualenvs with a get-pip script it
-# downloads from a host outside the package index; get-pip-standin.py takes its place (it uses
-# the standard library's ensurepip, then pip). Everything, including HOME, lives in a temporary
-# directory that is removed afterwards; set MDTUNE_SANITY_CACHE=DIR to keep the virtualenvs in DIR
-# between runs.
+# ansible-test runs with --venv: each test gets a virtualenv with the requirements ansible-test
+# pins, installed from the package index. ansible-test bootstraps pip in those virtualenvs with a
+# get-pip script it downloads from a host outside the package index; get-pip-standin.py takes its
+# place (it uses the standard library's ensurepip, then pip). Everything, including HOME, lives in
+# a temporary directory that is removed afterwards; set MDTUNE_SANITY_CACHE=DIR to keep the
+# virtualenvs in DIR between runs. MDTUNE_ANSIBLE_VERSIONS="2.19 2.20 2.21" picks the versions.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,14 +23,18 @@ cargo_flag=()
 [ "${1:-}" = --no-cargo ] && cargo_flag=(--no-cargo)
 
 finish() { echo "sanity: $1 passed, $2 failed"; [ "$2" -eq 0 ]; exit $?; }
+versions=${MDTUNE_ANSIBLE_VERSIONS:-2.19 2.20 2.21}
+# venv_of VERSION: the venv that holds that ansible-core.
+venv_of() { if [ "$1" = 2.19 ]; then echo "$venv"; else echo "$venv-ansible$1"; fi; }
 
-for tool in ansible-test ansible-galaxy python3; do
-  if [ ! -x "$venv/bin/$tool" ]; then
-    echo "sanity: $venv/bin/$tool not found: run .ci/setup-python.sh (or set MDTUNE_VENV to a venv with ansible-core 2.19)" >&2
-    finish 0 1
-  fi
+for v in $versions; do
+  for tool in ansible-test ansible-galaxy python3; do
+    if [ ! -x "$(venv_of "$v")/bin/$tool" ]; then
+      echo "sanity: $(venv_of "$v")/bin/$tool not found: run .ci/setup-python.sh and .ci/setup-ansible.sh (or set MDTUNE_VENV)" >&2
+      finish 0 1
+    fi
+  done
 done
-
 # Thousands of small files (virtualenvs): tmpfs when there is one, as in run.sh.
 if [ -n "${MDTUNE_TEST_TMP:-}" ]; then parent=$MDTUNE_TEST_TMP
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then parent=/dev/shm
@@ -50,23 +56,37 @@ export HOME=$home PYTHONDONTWRITEBYTECODE=1 ANSIBLE_LOCAL_TEMP=$tmp/ansible-loca
 # cd out of the checkout: ansible-test must see only the collection, not this git repository.
 cd "$tmp" || exit 1
 
-# The pip bootstrap script ansible-test looks for, named after the pip version it pins.
-pip_version=$(sed -n "s/.*pip='\([0-9.]*\)'.*/\1/p" \
-  "$("$venv/bin/python3" -c 'import ansible_test, os; print(os.path.dirname(ansible_test.__file__))')/_internal/python_requirements.py" | head -1)
-if [ -z "$pip_version" ]; then
-  echo "sanity: cannot tell which pip version this ansible-test pins" >&2
-  finish 0 1
-fi
-mkdir -p "$home/.ansible/test/cache"
-cp "$here/get-pip-standin.py" "$home/.ansible/test/cache/get_pip_${pip_version//./_}.py"
-
-python_version=$("$venv/bin/python3" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-log=$tmp/sanity.log
-echo "sanity: ansible-test sanity --venv --python $python_version in $coll"
-if (cd "$coll" && "$venv/bin/ansible-test" sanity --venv --python "$python_version" --color no) > "$log" 2>&1; then
-  grep -E '^(Running sanity test|WARNING: Skipping)' "$log"
-  finish 1 0
-else
-  grep -vE '^(Collecting|  Downloading|Downloading|Installing|Successfully|Processing|Looking in|Requirement already|  Attempting|  Found existing|    Uninstalling|    Successfully|Using cached| +━)' "$log" | tail -60
-  finish 0 1
-fi
+passed=0 failed=0
+# run_ansible_test VERSION: ansible-test sanity and units of that ansible-core on the collection.
+run_ansible_test() {
+  local v=$1 venv_v pip_version python_version log kind
+  venv_v=$(venv_of "$v")
+  local have
+  have=$("$venv_v/bin/ansible" --version 2>&1 | sed -n 1p)
+  [[ $have == *"[core $v."* ]] || { echo "sanity: $venv_v does not hold ansible-core $v: $have"; return 1; }
+  # The pip bootstrap script ansible-test looks for, named after the pip version it pins.
+  pip_version=$(sed -n "s/.*pip='\([0-9.]*\)'.*/\1/p" \
+    "$("$venv_v/bin/python3" -c 'import ansible_test, os; print(os.path.dirname(ansible_test.__file__))')/_internal/python_requirements.py" | head -1)
+  [ -n "$pip_version" ] || { echo "sanity: cannot tell which pip version ansible-test $v pins"; return 1; }
+  mkdir -p "$home/.ansible/test/cache"
+  cp "$here/get-pip-standin.py" "$home/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+  python_version=$("$venv_v/bin/python3" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  for kind in sanity units; do
+    log=$tmp/$kind-$v.log
+    echo "sanity: ansible-core $v: ansible-test $kind --venv --python $python_version in $coll"
+    if (cd "$coll" && "$venv_v/bin/ansible-test" "$kind" --venv --python "$python_version" --color no) >"$log" 2>&1; then
+      grep -E '^(Running sanity test|WARNING: Skipping|=+ [0-9]+ passed)' "$log"
+      if [ "$kind" = units ] && ! grep -qE '^=+ [0-9]+ passed' "$log"; then
+        echo "sanity: ansible-test units ran no test"; return 1
+      fi
+    else
+      grep -vE '^(Collecting|  Downloading|Downloading|Installing|Successfully|Processing|Looking in|Requirement already|  Attempting|  Found existing|    Uninstalling|    Successfully|Using cached| +━)' "$log" | tail -60
+      return 1
+    fi
+  done
+  return 0
+}
+for v in $versions; do
+  if run_ansible_test "$v"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+finish "$passed" "$failed"

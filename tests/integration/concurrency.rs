@@ -110,7 +110,7 @@ fn a_run_that_cannot_get_the_lock_in_time_fails_clearly_and_writes_nothing() {
         .write(true)
         .open(&lock_path)
         .unwrap();
-    held.lock().unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let before = kernel_snapshot(&dir);
     let input = json!({"root": dir, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
     let start = Instant::now();
@@ -135,7 +135,7 @@ fn a_run_that_cannot_get_the_lock_in_time_fails_clearly_and_writes_nothing() {
     assert_same_values(&before, &kernel_snapshot(&dir));
 
     // Released, the same run goes through.
-    held.unlock().unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::Unlock).unwrap();
     let out = run(&dir, input);
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.setting("md0", "stripe_cache_size")["after"], 4096);

@@ -812,7 +812,7 @@ fn run_host(seed: u64, host_no: usize, scratch: &Path, codes: &mut BTreeMap<i32,
     let mut rng = Rng::for_host(seed, host_no);
     let base = scratch.join(format!("host{host_no}"));
     let host = random_host(&mut rng, base.clone());
-    let binary = host_no.is_multiple_of(16);
+    let binary = host_no % 16 == 0;
     let mut done = 0;
     let steps = 10 + rng.below(20);
     for step in 0..steps {

@@ -2,15 +2,19 @@
 # The packaging suite: builds every package with packaging/build.sh and checks them the way a
 # fleet would use them.
 #   RPMs  file lists (rpm -qpl) against the source tree, dependencies (rpm -qpR), no links,
-#         each binary's architecture and static linkage, the x86_64 and aarch64 ones under
-#         650 KiB, and a panic under each binary's build flags still one JSON failure object
+#         each binary's architecture and static linkage (its size printed), built without an
+#         unstable flag, its -debuginfo package, the changelog from mdtune.changes, the vendor
+#         tarball holding only the crates the Linux builds use, and a panic under each binary's
+#         build flags still one JSON failure object
 #         (examples/panic_report, built by the spec's cargo run); installed into a scratch root with
 #         `rpm --root` and run from there; the aarch64 and ppc64le binaries run under qemu-user;
 #         removed again, leaving nothing; rpmlint 2.10 (from PyPI) with openSUSE's configuration
 #         and its spelling check, plus packaging/rpmlint.toml.
-#   .deb  lintian (no error or warning beyond the justified overrides); `dpkg -i` on this
+#   .deb  built in Debian 12 and 13 chroots with their cargo and rustc 1.85 (Build-Depends
+#         checked, offline, no unstable flag), the two with the same files; lintian (no error or
+#         warning beyond the justified overrides) on both; `apt install` on this
 #         machine, mdtune --version, man -w mdtune, the man page and --help agree with the README
-#         (usage.sh), a query on a copy of the demo host; `dpkg -r`, and nothing is left.
+#         (usage.sh), a query on a copy of the demo host; `apt remove`, and nothing is left.
 #   ppc64le  the packaged binary on a real ppc64le kernel (ppc64le-vm.sh), unless
 #         MDTUNE_PACKAGING_VM=0.
 # Needs root and .ci/setup-packaging.sh. Exits non-zero on any failure.
@@ -46,7 +50,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "FAIL: missing ${missing[*]}: run .ci/setup-packaging.sh (as root)"
   exit 1
 fi
-[ "$(id -u)" -eq 0 ] || { echo "FAIL: must run as root (dpkg -i)"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "FAIL: must run as root (apt install)"; exit 1; }
 
 version=$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\(.*\)"/\1/p}' Cargo.toml | head -1)
 
@@ -101,12 +105,17 @@ for arch in x86_64 aarch64 ppc64le; do
   check "mdtune.$arch.rpm's binary is a static $machine ELF ($(stat -c %s "$bin") bytes)" \
     bash -c '[[ $1 == *"$2"* ]] && [[ $1 == *static* ]]' _ "$desc" "$machine"
   bytes=$(stat -c %s "$bin")
-  if [ "$arch" = ppc64le ]; then
-    echo "note: mdtune.$arch.rpm's binary is $bytes bytes ($((bytes / 1024)) KiB; static glibc, no size goal)"
-  else
-    check "mdtune.$arch.rpm's binary is under the 650 KiB goal: $bytes bytes ($((bytes / 1024)) KiB) < 665600" \
-      test "$bytes" -lt 665600
-  fi
+  echo "note: mdtune.$arch.rpm's binary is $bytes bytes ($((bytes / 1024)) KiB; a figure, docs/performance.md)"
+  # Built by stable Rust with its precompiled std, debug information kept for -debuginfo.
+  # shellcheck disable=SC2016 # the inner bash expands $1
+  check "mdtune.$arch.rpm's build used no unstable flag (no RUSTC_BOOTSTRAP, no -Z build-std)" \
+    bash -c '! grep -qE "RUSTC_BOOTSTRAP|build-std" "$1"' _ "$repo/target/packaging/rpmbuild-$arch.log"
+  dbg=$pkgs/mdtune-debuginfo-$version-1.$arch.rpm
+  # shellcheck disable=SC2016 # the inner bash expands $1
+  check "mdtune-debuginfo.$arch.rpm holds the binary's debug information" \
+    bash -c 'rpm -qpl "$1" | grep -qE "^/usr/lib/debug/usr/sbin/mdtune.*\.debug$"' _ "$dbg"
+  check "mdtune.$arch.rpm's changelog is mdtune.changes' ($(rpm -qp --changelog "$p" | grep -c '^\*') entries)" \
+    test "$(rpm -qp --changelog "$p" | grep -c '^\*')" = "$(grep -c '^-\{20,\}$' packaging/mdtune.changes)"
   # The spec builds examples/panic_report in the same cargo run as the binary, with the same
   # flags (std rebuilt without its default features): a panic must still end as one JSON failure
   # object with exit status 1.
@@ -169,9 +178,44 @@ printf '%s\n' "mdtune = $version" "mdtune-salt-modules = $version" >"$tmp/want"
 check "mdtune-formula requires mdtune and mdtune-salt-modules: $(paste -sd, "$tmp/got")" diff -u "$tmp/want" "$tmp/got"
 requires "$mods" >"$tmp/got"
 check "mdtune-salt-modules requires nothing" test ! -s "$tmp/got"
+# The vendor tarball: a directory for each crate of Cargo.lock (not std's), the code only of those
+# a Linux build uses; the others (Windows) only their manifest.
+mkdir -p "$tmp/vendor" && tar -C "$tmp/vendor" -xzf "$pkgs/vendor.tar.gz"
+python3 - "$tmp/vendor/vendor" Cargo.lock >"$tmp/vendor.txt" 2>&1 <<'PY'
+import os, sys, tomllib
+vendor, lock = sys.argv[1:]
+locked = {"%s-%s" % (p["name"], p["version"]) for p in tomllib.load(open(lock, "rb"))["package"] if "source" in p}
+have = set(os.listdir(vendor))
+assert have == locked, "the vendored crates and Cargo.lock's differ in %s" % sorted(have ^ locked)
+stubs = sorted(d for d in have if os.listdir(os.path.join(vendor, d, "src")) == ["lib.rs"]
+               and os.path.getsize(os.path.join(vendor, d, "src", "lib.rs")) == 0)
+assert all(s.startswith("windows-") for s in stubs), stubs
+assert any(s.startswith("windows-sys") for s in stubs), "windows-sys is vendored whole"
+size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(vendor) for f in fs)
+print("%d crates, %d of them manifests only (%s), %.1f MB unpacked" % (len(have), len(stubs), ", ".join(stubs), size / 1e6))
+PY
+check "the vendor tarball holds Cargo.lock's crates, the Windows ones as manifests only ($(tail -n1 "$tmp/vendor.txt"); $(stat -c %s "$pkgs/vendor.tar.gz") bytes)" \
+  grep -q ' crates, ' "$tmp/vendor.txt"
+
 rpm -qpl "$pkgs/mdtune-$version-1.src.rpm" | sort >"$tmp/got"
-printf '%s\n' "mdtune-$version-vendor.tar.gz" "mdtune-$version.tar.gz" mdtune.spec >"$tmp/want"
+printf '%s\n' "mdtune-$version.tar.gz" mdtune.spec vendor.tar.gz >"$tmp/want"
 check "the source RPM holds the spec, the source and the vendored crates" diff -u "$tmp/want" "$tmp/got"
+# The OBS package (docs/install.md): exactly what `osc add` takes, and the spec builds a source
+# RPM from those files alone, its changelog from mdtune.changes as OBS makes it.
+(cd "$pkgs/obs" && ls -1) >"$tmp/got"
+printf '%s\n' _service "mdtune-$version.tar.gz" mdtune.changes mdtune.spec vendor.tar.gz >"$tmp/want"
+check "target/packages/obs holds the spec, mdtune.changes, _service and the two tarballs" diff -u "$tmp/want" "$tmp/got"
+obs=$tmp/obs-top && mkdir -p "$obs/SOURCES" "$obs/SPECS"
+cp "$pkgs/obs/"*.tar.gz "$obs/SOURCES/"
+{ cat "$pkgs/obs/mdtune.spec"; python3 packaging/changes2spec.py "$pkgs/obs/mdtune.changes"; } >"$obs/SPECS/mdtune.spec"
+check "the OBS files alone make the source RPM (rpmbuild -bs)" \
+  rpmbuild --define "_topdir $obs" --nodeps -bs "$obs/SPECS/mdtune.spec"
+check "_service runs OBS's cargo_vendor on the source tarball into the spec's Source1 (vendor.tar.gz)" \
+  python3 -c 'import sys, xml.etree.ElementTree as E
+s = E.parse(sys.argv[1]).getroot().find("service[@name=\"cargo_vendor\"]")
+p = {e.get("name"): e.text for e in s.findall("param")}
+sys.exit(not (p.get("compression") == "gz" and p.get("srctar", "").startswith("mdtune-")
+              and "Source1:        vendor.tar.gz" in open(sys.argv[2]).read()))' "$pkgs/obs/_service" "$pkgs/obs/mdtune.spec"
 
 # --- RPMs: install into a scratch root, run, remove ------------------------------------------------
 # The scratch root is a copy of the demo host, so that the installed binary can also be run on
@@ -256,10 +300,33 @@ else
     cat "$tmp/lintian"
     fail "lintian"
   fi
+  # Built as a distribution builds it: Build-Depends checked (cargo, rustc >= 1.85), Debian's own
+  # compiler, no unstable flag, and the same package from Debian 13's stock cargo and rustc.
+  check "debian/control declares cargo and rustc (>= 1.85) in Build-Depends" \
+    grep -qE '^Build-Depends:.*cargo \(>= 1\.85\) \| cargo-web \(>= 1\.85\), rustc \(>= 1\.85\)' packaging/debian/control
+  for suite in bookworm trixie; do
+    blog=$repo/target/packaging/dpkg-buildpackage-$suite.log
+    # shellcheck disable=SC2016 # the inner bash expands $1
+    check "the .deb built in Debian $suite's chroot with its rustc 1.85, Build-Depends checked, no unstable flag" \
+      bash -c 'grep -q "dpkg-checkbuilddeps\|dpkg-buildpackage: info: source package mdtune" "$1" &&
+        ! grep -qE "RUSTC_BOOTSTRAP|build-std|-d -b|unmet build dependencies" "$1" && grep -q "test result: ok" "$1"' _ "$blog"
+  done
+  tdeb=$pkgs/trixie/$(basename "$deb")
+  if [ -f "$tdeb" ]; then
+    check "the Debian 13 build holds the same files as the Debian 12 one" \
+      diff <(dpkg-deb -c "$deb" | awk '{print $6}') <(dpkg-deb -c "$tdeb" | awk '{print $6}')
+    check "lintian --pedantic on the Debian 13 build: nothing beyond the overrides" \
+      lintian --pedantic -I --fail-on error,warning "$tdeb"
+  else
+    fail "no Debian 13 build at $tdeb"
+  fi
+  # shellcheck disable=SC2016 # the inner bash expands $1
+  check "the .deb installs on Debian 12: $(dpkg-deb -f "$deb" Depends)" \
+    bash -c 'dpkg-deb -f "$1" Depends | grep -qE "libc6 \(>= 2\.(2[0-9]|3[0-6])\)"' _ "$deb"
   if dpkg-query -W -f='${Status}' mdtune 2>/dev/null | grep -q 'ok installed' || [ -e /usr/sbin/mdtune ]; then
     fail "mdtune is already installed on this machine (/usr/sbin/mdtune): the suite installs and removes it itself"
-  elif dpkg -i "$deb" >"$tmp/dpkg" 2>&1; then
-    pass "dpkg -i $(basename "$deb")"
+  elif apt-get install -y -q --no-install-recommends "$deb" >"$tmp/dpkg" 2>&1; then
+    pass "apt install $(basename "$deb") (docs/install.md's command)"
     got=$(mdtune --version)
     check "mdtune --version from PATH: $got" test "$got" = "mdtune $version" -a "$(command -v mdtune)" = /usr/sbin/mdtune
     got=$(man -w mdtune 2>&1)
@@ -275,18 +342,18 @@ else
     named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
     check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
       all_listed "$named" "$tmp/deb-files"
-    dpkg -r mdtune >/dev/null 2>&1
+    apt-get remove -y -q mdtune >/dev/null 2>&1
     left=()
     while read -r f; do
       [ -d "$f" ] && continue
       [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
     done <"$tmp/deb-files"
     [ -d /usr/share/doc/mdtune ] && left+=(/usr/share/doc/mdtune)
-    check "dpkg -r removes every file it installed${left:+ (left: ${left[*]})}" test ${#left[@]} -eq 0
+    check "apt remove removes every file it installed${left:+ (left: ${left[*]})}" test ${#left[@]} -eq 0
     check "dpkg knows mdtune no more" bash -c "! dpkg-query -W -f='\${Status}' mdtune 2>/dev/null | grep -q installed"
   else
     cat "$tmp/dpkg"
-    fail "dpkg -i $deb"
+    fail "apt install $deb"
   fi
 fi
 

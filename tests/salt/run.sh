@@ -534,6 +534,19 @@ else
     "(python3 -m venv $venv3006 && $venv3006/bin/pip install 'salt>=3006,<3007'), or set MDTUNE_SALT3006_VENV"
 fi
 
+# --- SUSE Manager 5: the Salt bundle's paths are on the server container's volumes --------------
+# mdtune-salt-VERSION.tar.gz (packaging/salt-bundle.sh), unpacked at / inside the container
+# (docs/install.md), against the volume list transcribed from uyuni-tools; the 4.3 packages'
+# /usr/share/susemanager paths are on none (which is why they are for 4.3 and plain masters).
+"$repo/packaging/salt-bundle.sh" "$tmp/mdtune-salt.tar.gz"
+if vol_out=$("$venv/bin/python3" "$repo/tests/salt/volumes.py" "$repo/tests/salt/uyuni-volumes.txt" \
+  "$tmp/mdtune-salt.tar.gz" /usr/share/susemanager/formulas/metadata/mdtune/form.yml \
+  /usr/share/susemanager/formulas/states/mdtune/init.sls /usr/share/susemanager/salt/_modules/mdtune.py 2>&1); then
+  ok "SUSE Manager 5: every file of mdtune-salt.tar.gz is on a server volume ($(tail -n1 <<<"$vol_out"))"
+else
+  not_ok "SUSE Manager 5: every file of mdtune-salt.tar.gz is on a server volume" "$(grep -v '^ok' <<<"$vol_out")"
+fi
+
 # --- the formula over salt-ssh (tests/salt/ssh.sh) ---------------------------------------------
 ssh_out=$("$repo/tests/salt/ssh.sh" "$bin" 2>&1)
 ssh_rc=$?

@@ -5,8 +5,13 @@
 # the formula, the Salt modules and pillar.example from the master's file and pillar roots, and
 # a copy of the bundled demo host (examples/demo-host) as the target's root.
 #
-# Per Salt version, against two roster targets on 127.0.0.1: `tuned` (pillar.example plus its
-# root and binary), `bare` (no pillar at all; root and binary from the roster's minion_opts):
+# The master's file root is mdtune-salt-VERSION.tar.gz unpacked (packaging/salt-bundle.sh), as on a
+# plain master or SUSE Manager 5. Per Salt version, against two roster targets on 127.0.0.1:
+# `tuned` (pillar.example plus its root and binary), `bare` (no pillar at all; root and binary
+# from the roster's minion_opts):
+#   without the wrapper: mdtune.query, mdtune.desired and mdtune.apply refuse, naming the install
+#                                  command; from_pillar=False runs; then the wrapper is installed
+#                                  with that command (both versions; sync_wrapper on 3008 too)
 #   state.show_sls mdtune          renders
 #   state.apply mdtune test=True   the pillar's changes predicted, nothing written (for `bare`:
 #                                  a valid SLS, mdtune's defaults)
@@ -127,8 +132,15 @@ ssh_checks() {
   printf 'base:\n  tuned:\n    - mdtune\n    - host\n' >"$base/pillar/top.sls"
   cp "$repo/module_utils/suma/metadata/mdtune/pillar.example" "$base/pillar/mdtune.sls"
   printf 'mdtune:\n  root: %s\n  binary: %s\n' "$r1" "$bin" >"$base/pillar/host.sls"
-  # The formula as the mdtune-formula and mdtune-salt-modules packages lay it out on the
-  # server: states/mdtune in one file root, _modules and _states in another.
+  # The formula and the modules as mdtune-salt-VERSION.tar.gz lays them out (packaging/
+  # salt-bundle.sh; docs/install.md: on a plain master and on SUSE Manager 5 it is unpacked at
+  # /), unpacked here under $base/server: /srv/salt is the file root, /srv/formula_metadata
+  # holds the form. The wrapper it also carries goes to var/cache/salt/master/extmods/wrapper,
+  # the master's default extension_modules; here extension_modules is the default under this
+  # master's own cachedir (as Salt resolves it, below the root_dir), empty at first, so that
+  # salt-ssh runs without the wrapper before it is installed.
+  mkdir -p "$base/server"
+  tar -xzf "$bundle" -C "$base/server"
   cat >"$base/conf/master" <<EOF
 root_dir: $base/salt-root
 cachedir: $base/cache
@@ -142,30 +154,17 @@ roster_file: $base/conf/roster
 known_hosts_file: $tmp/ssh/known_hosts
 file_roots:
   base:
-    - $repo/module_utils/suma/states
-    - $repo/module_utils/salt
+    - $base/server/srv/salt
     - $base/top
 pillar_roots:
   base:
     - $base/pillar
 EOF
-  # The salt-ssh wrapper (_wrapper/mdtune.py) in the master's extension_modules, both ways
-  # docs/salt.md gives: `salt-run saltutil.sync_wrapper` where Salt has it (3007 and later), a
-  # copy into extension_modules/wrapper on 3006. (salt-run writes a job file under cachedir/proc,
-  # which only a running master creates.)
-  local opts
+  local opts cache extmods
   opts=$("$venv/bin/python" -c 'import salt.config, sys
 o = salt.config.master_config(sys.argv[1])
 print(o["cachedir"]); print(o["extension_modules"])' "$base/conf/master")
-  if [ "$label" = salt3006 ]; then
-    install -D -m 0644 "$repo/module_utils/salt/_wrapper/mdtune.py" "$(sed -n 2p <<<"$opts")/wrapper/mdtune.py"
-  else
-    mkdir -p "$(sed -n 1p <<<"$opts")/proc"
-    "$venv/bin/salt-run" -c "$base/conf" --out=json saltutil.sync_wrapper >"$base/sync.json" 2>"$base/sync.json.err"
-    check "[$label] salt-run saltutil.sync_wrapper syncs _wrapper/mdtune.py to the master" \
-      "$base/sync.json" - '
-eq(r, ["wrapper.mdtune"], "synced")'
-  fi
+  cache=$(sed -n 1p <<<"$opts") extmods=$(sed -n 2p <<<"$opts")
   # One thin_dir for both (one host: one copy of Salt's thin). set_path: the login shell's PATH
   # may put a python3 wrapper script first (pyenv), which salt-ssh's shim mistakes for a
   # Software Collections one; the system's python3 runs the thin.
@@ -197,6 +196,34 @@ EOF
     echo "$(( ($(date +%s%N) - t) / 1000000 )) ms: [$label] salt-ssh $target $*" >>"$tmp/timings"
   }
   echo "# [$label] $("$venv/bin/salt-ssh" --version)"
+
+  # Without the wrapper: the functions that read the pillar refuse, saying how to install it,
+  # instead of answering against mdtune's defaults; from_pillar=False still runs.
+  local fun
+  for fun in mdtune.query mdtune.desired "mdtune.apply test=True"; do
+    # shellcheck disable=SC2086 # fun carries its argument
+    ss tuned "$base/nowrapper.json" $fun
+    check "[$label] salt-ssh $fun without the wrapper refuses and names the install command" \
+      "$base/nowrapper.json" tuned '
+text = json.dumps(r)
+assert "needs mdtune" in text and "salt-ssh wrapper" in text, "no refusal: " + text[:600]
+assert "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py /var/cache/salt/master/extmods/wrapper/mdtune.py" in text, text[:600]'
+  done
+  ss tuned "$base/defaults.json" mdtune.query from_pillar=False root="$r1" binary="$bin"
+  check "[$label] salt-ssh mdtune.query from_pillar=False root=... binary=... without the wrapper: mdtune's defaults" \
+    "$base/defaults.json" tuned '
+assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
+a = {x["name"]: x["settings"] for x in r["arrays"]}
+eq(sorted(a["md0"]), ["group_thread_cnt"], "md0 settings (the pillar asks for more)")
+eq(a["md0"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
+  # The one command docs/install.md gives for Salt 3006 and 3008, under this master's
+  # extension_modules (the bundle's copy stands for the package's).
+  install -D -m 0644 "$base/server/srv/salt/_wrapper/mdtune.py" "$extmods/wrapper/mdtune.py"
+  if cmp -s "$base/server/srv/salt/_wrapper/mdtune.py" "$base/server/var/cache/salt/master/extmods/wrapper/mdtune.py"; then
+    ok "[$label] the bundle carries the wrapper in the default extension_modules too"
+  else
+    not_ok "[$label] the bundle carries the wrapper in the default extension_modules too"
+  fi
 
   ss tuned "$base/show.json" state.show_sls mdtune
   check "[$label] salt-ssh state.show_sls mdtune renders (no custom function called while rendering)" \
@@ -313,9 +340,27 @@ for array, settings in s["changes"].items():
         eq(set(settings), {"group_thread_cnt"}, array)
 eq(s["changes"]["md0"]["group_thread_cnt"], {"old": 0, "new": 8}, "md0 group_thread_cnt")'
   check_unchanged "[$label] salt-ssh test=True with an empty pillar: nothing written" "$r2" "$base/r2.pristine"
+
+  # Salt 3007 and later have a runner for it as well: salt-run saltutil.sync_wrapper copies
+  # salt://_wrapper/mdtune.py to extension_modules. (salt-run writes a job file under
+  # cachedir/proc, which only a running master creates.)
+  if [ "$label" = salt3008 ]; then
+    rm -f "$extmods/wrapper/mdtune.py"
+    mkdir -p "$cache/proc"
+    "$venv/bin/salt-run" -c "$base/conf" --out=json saltutil.sync_wrapper >"$base/sync.json" 2>"$base/sync.json.err"
+    check "[$label] salt-run saltutil.sync_wrapper syncs _wrapper/mdtune.py to the master" \
+      "$base/sync.json" - '
+eq(r, ["wrapper.mdtune"], "synced")'
+    ss tuned "$base/synced-query.json" mdtune.binary_path
+    check "[$label] salt-ssh mdtune.binary_path with the synced wrapper: the pillar's mdtune:binary" \
+      "$base/synced-query.json" tuned "
+eq(r, '$bin', 'binary')"
+  fi
 }
 
 echo "# salt-ssh against sshd on 127.0.0.1:$port, binary $bin, temp $tmp"
+bundle=$tmp/mdtune-salt.tar.gz
+"$repo/packaging/salt-bundle.sh" "$bundle" || { not_ok "packaging/salt-bundle.sh makes the Salt bundle"; finish; }
 run_line() { # run_line LABEL VENV SETUP-SCRIPT
   if [ -x "$2/bin/salt-ssh" ]; then ssh_checks "$1" "$2"
   else not_ok "salt-ssh ($1) is available" "no $2/bin/salt-ssh: run $3"; fi

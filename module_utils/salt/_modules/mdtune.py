@@ -21,8 +21,13 @@ salt-ssh. An execution function called with ``salt-ssh`` runs on the target as
 pillar is empty. The salt-ssh wrapper (``_wrapper/mdtune.py``, run on the
 master with the target's pillar) translates the pillar with :py:func:`desired`
 and passes the result to these functions as arguments with ``from_pillar=False``.
-The formula (``salt-ssh HOST state.apply mdtune``) carries the pillar to the
-target by itself.
+Without the wrapper, :py:func:`apply` and :py:func:`query` (unless given
+``from_pillar=False``) and :py:func:`desired` refuse to run over salt-ssh, with
+a message saying how to install it, instead of answering against mdtune's
+defaults. :py:func:`revert` and :py:func:`binary_path` take ``mdtune:root`` and
+``mdtune:binary`` from the roster's ``minion_opts`` there. The formula
+(``salt-ssh HOST state.apply mdtune``) carries the pillar to the target by
+itself.
 
 The host. ``root`` and ``binary`` default to the config/pillar keys
 ``mdtune:root`` and ``mdtune:binary`` (``config.get``: minion config, grains,
@@ -82,6 +87,13 @@ _UNSET = (None, "", "unmanaged")
 
 # How much of a non-JSON stdout/stderr a failure message quotes.
 _QUOTE_CHARS = 2000
+
+# Where the salt-ssh wrapper goes on the master (the default extension_modules), on Salt 3006 and
+# 3008 alike, and where the mdtune-salt-modules package has it.
+WRAPPER_INSTALL = (
+    "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py "
+    "/var/cache/salt/master/extmods/wrapper/mdtune.py"
+)
 
 
 def __virtual__():
@@ -154,6 +166,7 @@ def apply(
         salt '*' mdtune.apply test=True
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
+    _pillar_reaches_me("apply", from_pillar)
     tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request(
@@ -194,6 +207,7 @@ def query(
         salt '*' mdtune.query from_pillar=False
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
+    _pillar_reaches_me("query", from_pillar)
     tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
@@ -264,6 +278,7 @@ def desired(fresh=False):
         salt '*' mdtune.desired
         salt '*' mdtune.desired fresh=True
     """
+    _pillar_reaches_me("desired", True)
     # __pillar__, not pillar.get: Salt 3008's pillar.get masks every value ("**********")
     # outside a template. _plain() also unwraps 3008's MaskedDict/MaskedList.
     if fresh:
@@ -322,6 +337,39 @@ def binary_path(binary=None):
 
 # ---------------------------------------------------------------------------
 # Helpers. The state module uses only the public functions above, through __salt__.
+
+
+def _pillar_reaches_me(fun, from_pillar):
+    """
+    Raise when FUN would read a pillar that cannot be there: called over salt-ssh
+    without mdtune's wrapper. salt-ssh runs the function on the target as
+    ``salt-call --local`` in a thin directory (its ``root_dir`` is
+    ``<thin_dir>/running_data``, its ``sock_dir`` ``/`` under that root, so the
+    root itself), with an empty pillar;
+    the wrapper would have called it with ``from_pillar=False`` and the pillar's
+    desired state as arguments. Inside a salt-ssh state run (``state.pkg``,
+    whose pillar comes from the master) the function the target was called
+    with is not this module's, and nothing is refused.
+    """
+    if not salt.utils.data.is_true(from_pillar):
+        return
+    # The salt-ssh wrapper loads this file on the master by hand and gives it __opts__ (the
+    # master's); one that gives none (an older wrapper) is not a salt-ssh target either.
+    opts = globals().get("__opts__") or {}
+    root_dir = os.path.normpath(str(opts.get("root_dir", "")))
+    over_ssh = (
+        os.path.basename(root_dir) == "running_data"
+        and os.path.normpath(str(opts.get("sock_dir", ""))) == root_dir
+    )
+    if over_ssh and opts.get("fun") == f"{__virtualname__}.{fun}":
+        raise CommandExecutionError(
+            f"mdtune.{fun} over salt-ssh needs mdtune's salt-ssh wrapper on the master: "
+            "without it the target sees none of its pillar, and the answer would be "
+            "against mdtune's defaults instead of the desired state. Install it once "
+            f"on the master (Salt 3006 and 3008): {WRAPPER_INSTALL} (or unpack "
+            "mdtune-salt-VERSION.tar.gz at /); or call with from_pillar=False to use "
+            "mdtune's defaults."
+        )
 
 
 def _check_mode(check_mode, test, kwargs):

@@ -13,9 +13,19 @@ function of the same name with that desired state as keyword arguments and
 ``from_pillar=False``: the arguments given override the pillar key by key, as
 on a minion, and the target's own (empty) pillar plays no part.
 
-Install: ``_wrapper/mdtune.py`` in a file root next to ``_modules`` and
-``_states``, then ``salt-run saltutil.sync_wrapper`` (Salt 3007 and later) or
-the master option ``wrapper_dirs`` naming its directory (every version).
+Install: this file in the master's ``extension_modules`` as
+``wrapper/mdtune.py``, where salt-ssh loads wrappers; by default, on Salt 3006
+and 3008 alike::
+
+    install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py \
+        /var/cache/salt/master/extmods/wrapper/mdtune.py
+
+(``mdtune-salt-VERSION.tar.gz`` unpacked at ``/`` puts it there too). On Salt
+3007 and later ``salt-run saltutil.sync_wrapper`` also copies it there from
+``salt://_wrapper/``. The master option ``wrapper_dirs`` does not work on 3006:
+salt-ssh drops it from the options it loads wrappers with. Without the wrapper
+the execution module's functions that read the pillar refuse to run over
+salt-ssh and say how to install it.
 
 CLI Example:
 
@@ -149,6 +159,7 @@ def desired(fresh=False):
     """
     module = _execution_module()
     module.__pillar__ = __pillar__
+    module.__opts__ = __opts__
     return module.desired()
 
 

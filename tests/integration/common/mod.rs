@@ -140,7 +140,8 @@ pub fn hold_lock(dir: &Path) -> std::fs::File {
         .write(true)
         .open(dir.join("run/mdtune.lock"))
         .unwrap();
-    held.lock().unwrap();
+    // flock, as the binary takes it (std's File::lock needs Rust 1.89; rust-version is 1.85).
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
     held
 }
 
