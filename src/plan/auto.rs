@@ -75,7 +75,7 @@ fn bytes(n: u64) -> String {
         if n >= size {
             // One decimal, rounded down, in integers (float formatting would add to the binary).
             let tenths = n / (size / 10);
-            return if n.is_multiple_of(size) {
+            return if n % size == 0 {
                 format!("{} {unit}", n / size)
             } else {
                 format!("{}.{} {unit}", tenths / 10, tenths % 10)

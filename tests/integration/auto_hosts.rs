@@ -766,7 +766,7 @@ fn page_size() -> u64 {
 /// `4 KiB`, `8 MiB`, as `why` writes byte counts.
 fn human(n: u64) -> String {
     for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= size && n.is_multiple_of(size) {
+        if n >= size && n % size == 0 {
             return format!("{} {unit}", n / size);
         }
     }
