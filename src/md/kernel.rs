@@ -42,9 +42,31 @@ pub(crate) const ROTATIONAL_QUEUES: u64 = 1;
 pub(crate) const DM_PREFIX: &str = "dm-";
 
 /// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
-/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`). A
-/// suspend waits for in-flight I/O, reshape I/O included, so these are held back during a reshape.
+/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`), and for
+/// a changed value before (`mddev_suspend`, which then also quiesces: `pers->quiesce`, that is
+/// `raid5_quiesce`). A suspend waits for in-flight I/O, reshape I/O included, so these are held
+/// back during a reshape. Of the raid456 files only these two suspend or quiesce the array in
+/// 5.10 to 7.x besides those mdtune never writes (`stripe_size`, `journal_mode`,
+/// `consistency_policy`); `stripe_cache_size`, `preread_bypass_threshold` and `rmw_level` take
+/// the array's lock only.
 pub(crate) const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCopy];
+
+/// Writes that go into a running resync, recovery, check or repair only with the sync paused
+/// (docs/reference.md §4): the array-suspending ones. Changing `group_thread_cnt` while a sync
+/// runs can hang raid5 (the sync's stripes wait on `conf->handle_list` for workers that are gone)
+/// on kernels with b39f35ebe86d ("md: don't quiesce in mddev_suspend()", 6.7) and without
+/// fa1944bbe622 ("md/raid5: Wait sync io to finish before changing group cnt", 6.13 and 6.12
+/// stable: `raid5_quiesce` around the change in `raid5_store_group_thread_cnt`); before 6.7,
+/// `mddev_suspend` quiesced the array for both writes, draining the sync's stripes. A
+/// distribution kernel may carry either commit, so the version does not tell: mdtune pauses the
+/// sync on every kernel (`frozen` in `sync_action`, then the sync resumed from where it stopped).
+pub(crate) const PAUSED_FOR: [Attr; 2] = SUSPENDS_ARRAY;
+
+/// How long a paused sync may take to stop (`sync_completed` reading `none`) before mdtune gives
+/// up, writes nothing and resumes it: the `frozen` write returns only once the sync thread has
+/// exited (`md_reap_sync_thread` up to 6.6, `stop_sync_thread` from 6.7), so this is a bound for
+/// a kernel that does otherwise. `MDTUNE_SYNC_STOP_WAIT` (seconds) overrides it.
+pub(crate) const SYNC_STOP_WAIT_MS: u64 = 10_000;
 
 /// The write that waits, uninterruptibly, for `mdmon` on external-metadata (IMSM/DDF) arrays
 /// (`raid5_set_cache_size` -> `md_allow_write`, which marks a clean array dirty and waits for

@@ -173,6 +173,7 @@ fn plan_array(
         why: None,
         changes: Vec::new(),
         skipped: Vec::new(),
+        pause: None,
     };
     if let Some(why) = &array.unreadable {
         // Skipped whole, whoever asked: the array is being stopped or reads what the kernel
@@ -244,8 +245,10 @@ fn plan_array(
             }
         }
     }
-    // Checked against the wanted cache above; now mark what has to wait.
+    // Checked against the wanted cache above; now mark what has to wait, and the sync that the
+    // writes left go in around.
     hold::hold_back(array, &mut ap, warnings);
+    ap.pause = hold::pause_for(array, &ap);
     Ok(ap)
 }
 

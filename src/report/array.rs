@@ -3,11 +3,12 @@
 //! line of the `msg` and its entry in the diff. Pure. How a setting's `after` and `changed`
 //! follow from what applying did is `super::setting`; the words of the line are `super::msg`.
 
-use super::model::{ArrayReport, HeldBack, Setting};
+use super::model::{ArrayReport, HeldBack, Setting, SyncPause};
 use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::Target;
 use crate::host::Array;
+use crate::md::kernel;
 use crate::plan::{ArrayPlan, Change, Diff, Source};
 use crate::spec::State;
 use std::collections::BTreeMap;
@@ -32,6 +33,10 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Par
         settings.insert(c.attr.name(), s);
         line.add(c.attr.name(), c.before, c.after, c.hold);
     }
+    let sync_pause = sync_pause(a, ap, ends);
+    if let Some(p) = &sync_pause {
+        line.note(msg::pause_note(p, state));
+    }
     // Skipped with a warning: an array that cannot be read, queues that cannot be found.
     if let Some(why) = &a.unreadable {
         line.skipped("", why);
@@ -49,6 +54,7 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Par
         members: a.members.clone(),
         hw_queues: ap.hw_queues,
         sync: a.sync.clone(),
+        sync_pause,
         settings,
         skipped: ap.skipped.clone(),
         // Never vacuous: values that could not be read are not known to match.
@@ -59,6 +65,27 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Par
         line,
         diff: summary.finish(&a.name),
     }
+}
+
+/// The sync paused around the array's writes: in a real run, the one this run paused (none when
+/// it found no sync running when it wrote); in check mode and `query`, the one a run would
+/// pause, with the settings it would write from the first that needs the pause on.
+fn sync_pause(a: &Array, ap: &ArrayPlan, ends: &Ends) -> Option<SyncPause> {
+    if ends.real_run() {
+        return ends.paused(&a.name).cloned().map(SyncPause::Done);
+    }
+    let run = ap.pause?;
+    let settings = ap
+        .changes
+        .iter()
+        .filter(|c| c.is_write())
+        .skip_while(|c| !kernel::PAUSED_FOR.contains(&c.attr))
+        .map(|c| c.attr)
+        .collect();
+    Some(SyncPause::Planned {
+        action: run,
+        settings,
+    })
 }
 
 /// The entry of one managed setting of the array: with `why` when `auto` decided it, and with

@@ -48,8 +48,13 @@ pub fn build(
         .flat_map(|a| a.settings.values())
         .chain(system.values())
         .any(|s| s.changed);
+    // A sync left frozen is something still different from before the run.
+    let left_frozen = outcome
+        .failure
+        .as_ref()
+        .is_some_and(|f| !f.not_resumed.is_empty());
     Report {
-        changed: settings_changed || persist.changed,
+        changed: settings_changed || persist.changed || left_frozen,
         failed: outcome.failure.is_some() || !persist.left.is_empty(),
         msg,
         state: spec.state.name(),
@@ -142,7 +147,9 @@ mod tests {
                 },
                 rolled_back: vec![done],
                 not_restored: Vec::new(),
+                not_resumed: Vec::new(),
             }),
+            paused: Vec::new(),
         };
         let r = report(json!({"speed_limit_max": 1}), &inv, &outcome);
         assert!(r.failed && !r.changed, "{}", r.to_text());

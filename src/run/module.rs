@@ -5,7 +5,7 @@
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
+use super::lock::{lock, lock_wait, sync_stop_wait, LOCK_WAIT_MS};
 use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory, Scope};
@@ -291,7 +291,7 @@ pub(crate) fn tune(
         let mut originals = Originals::load(root).inspect_err(|_| {
             persist::undo_files(root, &files);
         })?;
-        apply::apply(root, apply::writes(&plan), &mut |w| {
+        apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
             originals.remember(w, inv)
         })
     } else {

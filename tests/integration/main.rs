@@ -17,3 +17,4 @@ mod persistence;
 mod property;
 mod races;
 mod security;
+mod sync_pause;
