@@ -70,8 +70,13 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         )?);
     }
     for (&limit, &after) in &spec.speed_limits {
-        let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
+        let before = *inv.speed_limits.get(&limit).ok_or(PlanError::NoSuchLimit {
             limit: limit.name(),
+            why: if limit.always_there() {
+                "the md module is not loaded"
+            } else {
+                "md has it from Linux 6.16"
+            },
         })?;
         plan.limits.push(LimitChange {
             limit,
@@ -195,7 +200,10 @@ fn plan_array(
             Source::Auto | Source::ThreadPolicy | Source::Saved => "thread_policy".to_string(),
         };
         let Some(&before) = array.values.get(&attr) else {
-            let reason = array.lacks(attr.family());
+            let mut reason = array.lacks(attr.family());
+            if let (true, Some(v)) = (reason.ends_with("does not offer it"), attr.since()) {
+                reason.push_str(&format!(" (md has {attr} from Linux {v})"));
+            }
             if w.exact && matches!(w.source, Source::Entry(_)) {
                 return Err(PlanError::NotAvailable { key, attr, reason });
             }

@@ -35,8 +35,15 @@ pub enum PlanError {
         array: String,
         cache: u64,
     },
-    #[error("{limit} cannot be planned: the kernel's value was not read")]
-    LimitUnread { limit: &'static str },
+    /// A system limit this host does not have: `sync_io_depth` before 6.16, any of them without
+    /// md loaded.
+    #[error(
+        "{limit}: this kernel has no /proc/sys/dev/raid/{limit} ({why}); leave it out on this host"
+    )]
+    NoSuchLimit {
+        limit: &'static str,
+        why: &'static str,
+    },
 }
 
 /// Where a desired value came from.

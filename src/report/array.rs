@@ -8,10 +8,13 @@ use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::Target;
 use crate::host::Array;
-use crate::md::kernel;
+use crate::md::{kernel, Attr, SpeedLimit, Value};
 use crate::plan::{ArrayPlan, Change, Diff, Source};
 use crate::spec::State;
 use std::collections::BTreeMap;
+
+/// The system limits as the host has them (those that were read).
+pub(super) type System = BTreeMap<SpeedLimit, Value>;
 
 /// What one array adds to the report.
 pub(super) struct Part {
@@ -21,13 +24,14 @@ pub(super) struct Part {
     pub(super) diff: Option<Diff>,
 }
 
-/// The part of the array `a`, planned as `ap`, in a run of `state` that ended as `ends` says.
-pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Part {
+/// The part of the array `a`, planned as `ap`, in a run of `state` that ended as `ends` says, on
+/// a host whose system limits are `system`.
+pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system: &System) -> Part {
     let mut settings = BTreeMap::new();
     let mut summary = Summary::default();
     let mut line = msg::Line::new(&a.name, ap.is_compliant() || state == State::Reverted);
     for c in &ap.changes {
-        let s = setting(a, ap, c, ends);
+        let s = setting(a, ap, c, ends, system);
         // The diff shows what is (or would be) different: nothing after a full rollback.
         summary.add(c.attr.name(), c.before, s.after);
         settings.insert(c.attr.name(), s);
@@ -88,9 +92,9 @@ fn sync_pause(a: &Array, ap: &ArrayPlan, ends: &Ends) -> Option<SyncPause> {
     })
 }
 
-/// The entry of one managed setting of the array: with `why` when `auto` decided it, and with
-/// what holds it back when something does.
-fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends) -> Setting {
+/// The entry of one managed setting of the array: with `why` when `auto` decided it, the unit a
+/// sync limit counts in, and what holds it back when something does.
+fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends, system: &System) -> Setting {
     let t = Target::Md {
         array: a.name.clone(),
         attr: c.attr,
@@ -107,7 +111,28 @@ fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends) -> Setting {
             wanted: c.after,
         });
     }
+    s.unit = kernel::sync_unit(&a.level, c.attr.name());
+    s.per_member_kib_s = per_member(a, c.attr, s.after, system);
     s
+}
+
+/// What each member of a raid10 runs at in a resync, check or repair when its `attr`
+/// (`sync_speed_min` or `_max`) is `value`: the array's own, or the system limit it follows.
+fn per_member(a: &Array, attr: Attr, value: Value, system: &System) -> Option<u64> {
+    let r10 = a.raid10?;
+    let follows = match attr {
+        Attr::SyncSpeedMin => SpeedLimit::Min,
+        Attr::SyncSpeedMax => SpeedLimit::Max,
+        _ => return None,
+    };
+    let limit = match value {
+        Value::System => system.get(&follows).copied()?,
+        v => v,
+    };
+    let Value::Int(limit) = limit else {
+        return None;
+    };
+    kernel::raid10_per_member(limit, r10.copies, r10.raid_disks)
 }
 
 #[cfg(test)]
@@ -126,7 +151,13 @@ mod tests {
         let plan = crate::plan::plan(&spec, inv).unwrap();
         let outcome = Outcome::default();
         let ends = Ends::new(&spec, &outcome);
-        array(&inv.arrays[0], &plan.arrays[0], spec.state, &ends)
+        array(
+            &inv.arrays[0],
+            &plan.arrays[0],
+            spec.state,
+            &ends,
+            &inv.speed_limits,
+        )
     }
 
     fn text(line: &msg::Line) -> String {

@@ -23,6 +23,13 @@ pub(crate) struct Setting {
     /// For a value `auto` decided: why, with the numbers (docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) why: Option<String>,
+    /// For a sync limit: in which unit it counts on this level (docs/reference.md §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) unit: Option<&'static str>,
+    /// For a raid10's `sync_speed_*`: what each member runs at, in KiB/s, in a resync, check
+    /// or repair at the value in force after the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) per_member_kib_s: Option<u64>,
     /// A due setting this run did not write, why, and the value a later run will write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) held_back: Option<HeldBack>,

@@ -62,6 +62,8 @@ impl<'a> Ends<'a> {
             compliant: !due,
             source,
             why: None,
+            unit: None,
+            per_member_kib_s: None,
             held_back: None,
         }
     }

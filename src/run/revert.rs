@@ -25,6 +25,7 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
         "thread_policy",
         "speed_limit_min",
         "speed_limit_max",
+        "sync_io_depth",
     ]
     .into_iter()
     .filter(|k| spec.persisted.contains_key(*k))

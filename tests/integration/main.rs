@@ -17,4 +17,5 @@ mod persistence;
 mod property;
 mod races;
 mod security;
+mod sync_limits;
 mod sync_pause;

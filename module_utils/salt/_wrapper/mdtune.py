@@ -39,7 +39,9 @@ __virtualname__ = "mdtune"
 _MODULE = "salt://_modules/mdtune.py"
 
 # The tuning arguments of apply and query, in the execution module's order.
-_TUNING = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
+_TUNING = (
+    "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
+)
 
 
 def __virtual__():
@@ -51,6 +53,7 @@ def apply(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     check_mode=None,
@@ -70,7 +73,8 @@ def apply(
 
         salt-ssh '*' mdtune.apply test=True
     """
-    given = dict(zip(_TUNING, (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)))
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    given = dict(zip(_TUNING, tuning))
     given.update(root=root, check_mode=check_mode, diff=diff, test=test, binary=binary)
     return _target("apply", _merge(given, kwargs, from_pillar))
 
@@ -80,6 +84,7 @@ def query(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     diff=None,
@@ -97,7 +102,8 @@ def query(
 
         salt-ssh '*' mdtune.query
     """
-    given = dict(zip(_TUNING, (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)))
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    given = dict(zip(_TUNING, tuning))
     given.update(root=root, diff=diff, binary=binary)
     return _target("query", _merge(given, kwargs, from_pillar))
 
