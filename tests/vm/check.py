@@ -494,7 +494,37 @@ def sync_checks(run):
         expect([run.val("p1.end", f"md0/{a}") for a in ("sync_action", "last_sync_action", "mismatch_cnt")],
                ["idle", "check", "0"], "md0 after the check: sync_action, last_sync_action, mismatch_cnt")
 
+    def d1():
+        has = run.fact("d1.sysctl") != "none"
+        expect(run.fact("kernel").startswith("7.") or not has, True, "harness: only 7.x has sync_io_depth here")
+        glob = run.result("d1a")
+        md1 = array(glob, "md1")
+        # near 2 copies over 4 raid disks (mdadm's default layout 0x102 = 258)
+        layout, disks = int(run.val("d1.before", "md1/layout")), int(run.val("d1.before", "md1/raid_disks"))
+        copies = (layout & 0xff) * ((layout >> 8) & 0xff)
+        expect((copies, disks), (2, 4), "harness: md1 near 2 copies over 4 raid disks")
+        s = setting(glob, "md1", "sync_speed_max")
+        expect(s.get("per_member_kib_s"), 40000 * copies // disks, "md1 sync_speed_max per_member_kib_s")
+        assert "array sectors" in s.get("unit", ""), f"md1 sync_speed_max unit: {s.get('unit')!r}"
+        if has:
+            expect(run.val("d1a.after", "md1/sync_io_depth"), "64 (local)", "kernel md1/sync_io_depth after a glob run")
+            expect(setting(glob, "md1", "sync_io_depth").get("after"), 64, "md1 sync_io_depth after")
+            r = run.result("d1b")
+            expect(r.get("system", {}).get("sync_io_depth", {}).get("after"), 48, "system sync_io_depth after")
+            expect(run.fact("d1b.sysctl"), "48", "kernel /proc/sys/dev/raid/sync_io_depth")
+            run.result("d1c")
+            expect(run.val("d1c.after", "md1/sync_io_depth"), "32 (system)", "md1 sync_io_depth after \"system\"")
+            expect(run.fact("d1c.sysctl"), "32", "kernel sync_io_depth back at its default")
+        else:
+            skipped = [x for x in md1.get("skipped", []) if x.get("setting") == "sync_io_depth"]
+            assert skipped and "Linux 6.16" in skipped[0].get("reason", ""), f"md1 skipped: {md1.get('skipped')}"
+            expect(run.val("d1a.after", "md1/sync_io_depth"), "(unreadable)", "harness: no md1/sync_io_depth")
+            for tag, key in (("d1b", "arrays[0].sync_io_depth"), ("d1c", "arrays[0].sync_io_depth")):
+                r = run.result(tag, rc=2)
+                assert r.get("msg", "").startswith(key) and "6.16" in r["msg"], f"{tag}: {r.get('msg')!r}"
+
     return [
+        ("d1 sync_io_depth set and restored (6.16+) or skipped/refused; raid10 limits per member", d1),
         ("p1 run during a check: check paused around the writes, resumed where it stood", p1_paused),
         ("p1 run during a check: md0 serves I/O throughout, values in force after the check", p1_served),
     ]

@@ -9,7 +9,8 @@
 #   q15      (one kernel series) query's time and system calls on these arrays, real sysfs, next to
 #            the floor program (both its ways) that reads only what query's answer needs
 #   p1       issue 32: a run during a check of md0, with I/O on md0, pauses the check around the
-#            writes and resumes it where it stood
+#            writes and resumes it where it stood; d1 sync_io_depth (6.16+) and the unit of a
+#            raid10's sync limits
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, a boot-time resync the rule pauses and resumes (issue 32), change
 #            events during a resync and for an inactive array, revert, re-assembly straight after
@@ -179,6 +180,22 @@ val p1.end md0 sync_action last_sync_action mismatch_cnt group_thread_cnt skip_c
 dmesg | grep -E 'md0: (data-)?check|check of RAID array md0' | block p1.dmesg
 echo 0 >/sys/block/md0/md/group_thread_cnt
 echo 0 >/sys/block/md0/md/skip_copy
+
+# --- d1 (issue 32): sync_io_depth (6.16+) per array and system-wide, and the unit of md1's
+# (raid10) sync limits. On a kernel with the file: set, read back, "system" restores; without:
+# a glob skips it with a reason, an exact name and the top-level key are refused (exit 2).
+fact d1.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+val d1.before md1 sync_io_depth layout raid_disks
+mdt d1a '{"arrays":[{"name":"md1*","sync_io_depth":64,"sync_speed_max":40000}],"thread_policy":"off"}'
+val d1a.after md1 sync_io_depth sync_speed_max
+mdt d1b '{"arrays":[{"name":"md1","sync_io_depth":64}],"sync_io_depth":48}'
+val d1b.after md1 sync_io_depth
+fact d1b.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+mdt d1c '{"arrays":[{"name":"md1","sync_io_depth":"system","sync_speed_max":"system"}],"sync_io_depth":32}'
+val d1c.after md1 sync_io_depth sync_speed_max
+fact d1c.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+# Before 6.16 d1c is refused whole: md1's sync_speed_max goes back by hand.
+echo system >/sys/block/md1/md/sync_speed_max
 
 # === issue 11: the layouts real hosts have ========================================================
 # i1 dm-linear on NVMe partitions as md members (md3), and raid5 over raid1 arrays of partitions
