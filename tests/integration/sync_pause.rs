@@ -420,3 +420,39 @@ fn a_sync_that_cannot_be_resumed_fails_the_run_rolls_back_and_says_how_to_resume
     );
     assert_eq!(out.array("md0")["sync_pause"]["resumed"], false);
 }
+
+#[test]
+fn a_udev_replay_during_a_resync_pauses_it_and_puts_every_value_in_force() {
+    let (dir, r) = syncing("pause-udev", "idle");
+    let persisted = run(
+        &dir,
+        json!({"arrays": [{"name": "md0", "group_thread_cnt": 4, "stripe_cache_size": 1024}],
+               "persist": true}),
+    );
+    assert_eq!(persisted.code, 0, "{}", persisted.stdout);
+    // A boot after an unclean shutdown: the kernel's defaults, and the array resyncs.
+    r.set_md("md0", "group_thread_cnt", "0");
+    r.set_md("md0", "stripe_cache_size", "256");
+    r.set_md("md0", "sync_action", "resync");
+    r.set_md("md0", "sync_completed", "4096 / 65536");
+    let md = Md::play(&r, "md0", Kernel::Keeps);
+    let root = dir.display().to_string();
+    let replay = run_args(&["--udev", "md0", "--root", &root], "", &[]);
+    let seen = md.seen();
+    assert_eq!(replay.code, 0, "{}", replay.stdout);
+    assert_eq!(seen.resumed, ["resync"], "{seen:?}");
+    assert!(
+        !seen.changes.is_empty() && seen.changes.iter().all(|(_, stopped)| *stopped),
+        "{seen:?}"
+    );
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "4");
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "1024");
+    assert_eq!(r.read_md("md0", "sync_action"), "resync");
+    assert!(
+        replay
+            .msg()
+            .ends_with("(resync paused at 4096 / 65536, resumed from the kernel's checkpoint)"),
+        "{}",
+        replay.msg()
+    );
+}
