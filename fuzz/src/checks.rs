@@ -17,6 +17,10 @@ fn tame(name: &str) -> bool {
 /// The largest value the kernel stores in `sync_speed_*` and `speed_limit_*` (an int).
 const INT_MAX: u64 = 2_147_483_647;
 
+/// The largest `sync_io_depth` the contract allows (docs/reference.md §2: the kernel counts
+/// `128 × depth` in an int).
+const DEPTH_MAX: u64 = 16_777_215;
+
 /// Asserts what every accepted input guarantees: selectors that cannot leave `sys/block`,
 /// settings of the right kind inside the contract's ranges, and a persisted copy that `--udev`
 /// can parse again.
@@ -45,6 +49,8 @@ pub fn check_spec(spec: &Spec) {
                 (Attr::SyncSpeedMin | Attr::SyncSpeedMax, Want::Value(Value::Int(n))) => {
                     (1..=INT_MAX).contains(&n)
                 }
+                (Attr::SyncIoDepth, Want::Value(Value::System)) => true,
+                (Attr::SyncIoDepth, Want::Value(Value::Int(n))) => (1..=DEPTH_MAX).contains(&n),
                 _ => false,
             };
             assert!(ok, "{attr}: {want:?} accepted");
@@ -72,7 +78,11 @@ pub fn check_spec(spec: &Spec) {
         assert!(lo <= hi);
     }
     for (&limit, &n) in &spec.speed_limits {
-        assert!((1..=INT_MAX).contains(&n), "{}: {n}", limit.name());
+        let most = match limit {
+            SpeedLimit::IoDepth => DEPTH_MAX,
+            SpeedLimit::Min | SpeedLimit::Max => INT_MAX,
+        };
+        assert!((1..=most).contains(&n), "{}: {n}", limit.name());
     }
     if let (Some(lo), Some(hi)) = (
         spec.speed_limits.get(&SpeedLimit::Min),

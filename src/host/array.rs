@@ -27,6 +27,14 @@ pub struct External {
     pub mdmon: Result<u32, String>,
 }
 
+/// A raid10's shape, for the unit its sync limits count in (docs/reference.md §3): a resync,
+/// check or repair counts the array's sectors, each kept on `copies` of `raid_disks` members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Raid10 {
+    pub copies: u64,
+    pub raid_disks: u64,
+}
+
 /// One md device as the kernel shows it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Array {
@@ -55,6 +63,8 @@ pub struct Array {
     pub external: Option<External>,
     /// Why the array could not be read (it is skipped), if it could not.
     pub unreadable: Option<String>,
+    /// A raid10's copies and raid disks, from `md/layout` and `md/raid_disks`.
+    pub raid10: Option<Raid10>,
 }
 
 impl Array {

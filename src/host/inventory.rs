@@ -9,11 +9,11 @@
 //! the plan skips that array with a warning instead of failing the run. What an array holds is
 //! in `super::array`. This module reads; it never decides what should change.
 
-use super::array::{Array, External, Sync};
+use super::array::{Array, External, Raid10, Sync};
 use super::cpus::Cpus;
 use super::device::Devices;
 use super::topology::Topology;
-use crate::md::{Attr, Kind, SpeedLimit, Value};
+use crate::md::{kernel, Attr, Kind, SpeedLimit, Value};
 use crate::sys::{self, KernelFile, Root};
 use crate::sys::{trimmed, Dir};
 use std::collections::{BTreeMap, HashMap};
@@ -129,9 +129,12 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory::default();
     for &limit in &scope.speed_limits {
         let path = root.speed_limit(limit);
-        let text = root
-            .read_kernel(KernelFile::Limit(limit))
-            .map_err(|e| read_err(&path, e))?;
+        let text = match root.read_kernel(KernelFile::Limit(limit)) {
+            // A kernel before 6.16 has no sync_io_depth, a host without md loaded no limits at
+            // all: left out, and the plan says so when the input asks for one.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            read => read.map_err(|e| read_err(&path, e))?,
+        };
         let n =
             crate::md::parse_value(Kind::CInt, &text).ok_or_else(|| InventoryError::Number {
                 path: path.display().to_string(),
@@ -241,6 +244,18 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
     // The disks of a raid4/5/6 stripe: the stripe cache holds a page of each per stripe.
     if matches!(a.level.as_str(), "raid4" | "raid5" | "raid6") {
         a.raid_disks = text("raid_disks")?.parse().ok();
+    }
+    // A raid10 resync, check or repair counts the array's sectors: the report says what that
+    // is per member.
+    if a.level == "raid10" {
+        let layout = text("layout")?.parse().ok();
+        a.raid10 = match (
+            layout.and_then(kernel::raid10_copies),
+            text("raid_disks")?.parse(),
+        ) {
+            (Some(copies), Ok(raid_disks)) => Some(Raid10 { copies, raid_disks }),
+            _ => None,
+        };
     }
     for &attr in attrs {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).

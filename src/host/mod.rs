@@ -14,7 +14,7 @@ mod inventory;
 mod member;
 mod topology;
 
-pub use array::{Array, External, Sync};
+pub use array::{Array, External, Raid10, Sync};
 pub use cpus::Cpus;
 pub use inventory::{read, Inventory, InventoryError, Scope};
 pub use member::{Leaf, Member, Role};

@@ -92,9 +92,31 @@ pub(crate) fn workers_the_cache_runs(cache: u64) -> u64 {
 pub(crate) const DM_PREFIX: &str = "dm-";
 
 /// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
-/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`). A
-/// suspend waits for in-flight I/O, reshape I/O included, so these are held back during a reshape.
+/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`), and for
+/// a changed value before (`mddev_suspend`, which then also quiesces: `pers->quiesce`, that is
+/// `raid5_quiesce`). A suspend waits for in-flight I/O, reshape I/O included, so these are held
+/// back during a reshape. Of the raid456 files only these two suspend or quiesce the array in
+/// 5.10 to 7.x besides those mdtune never writes (`stripe_size`, `journal_mode`,
+/// `consistency_policy`); `stripe_cache_size`, `preread_bypass_threshold` and `rmw_level` take
+/// the array's lock only.
 pub(crate) const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCopy];
+
+/// Writes that go into a running resync, recovery, check or repair only with the sync paused
+/// (docs/reference.md §4): the array-suspending ones. Changing `group_thread_cnt` while a sync
+/// runs can hang raid5 (the sync's stripes wait on `conf->handle_list` for workers that are gone)
+/// on kernels with b39f35ebe86d ("md: don't quiesce in mddev_suspend()", 6.7) and without
+/// fa1944bbe622 ("md/raid5: Wait sync io to finish before changing group cnt", 6.13 and 6.12
+/// stable: `raid5_quiesce` around the change in `raid5_store_group_thread_cnt`); before 6.7,
+/// `mddev_suspend` quiesced the array for both writes, draining the sync's stripes. A
+/// distribution kernel may carry either commit, so the version does not tell: mdtune pauses the
+/// sync on every kernel (`frozen` in `sync_action`, then the sync resumed from where it stopped).
+pub(crate) const PAUSED_FOR: [Attr; 2] = SUSPENDS_ARRAY;
+
+/// How long a paused sync may take to stop (`sync_completed` reading `none`) before mdtune gives
+/// up, writes nothing and resumes it: the `frozen` write returns only once the sync thread has
+/// exited (`md_reap_sync_thread` up to 6.6, `stop_sync_thread` from 6.7), so this is a bound for
+/// a kernel that does otherwise. `MDTUNE_SYNC_STOP_WAIT` (seconds) overrides it.
+pub(crate) const SYNC_STOP_WAIT_MS: u64 = 10_000;
 
 /// The write that waits, uninterruptibly, for `mdmon` on external-metadata (IMSM/DDF) arrays
 /// (`raid5_set_cache_size` -> `md_allow_write`, which marks a clean array dirty and waits for
@@ -111,6 +133,61 @@ pub(crate) const RESHAPE_STRIPES_PER_CHUNK: u64 = 4;
 /// looks at the threshold (`raid5_set_cache_size`), so a threshold above the cache is a state
 /// the kernel allows. Writes of both are ordered from the values (`crate::plan::cache_order`).
 pub(crate) const PREREAD_CAPPED_BY: Attr = Attr::StripeCacheSize;
+
+/// The largest sync I/O depth mdtune writes, per array or system-wide. The kernel takes any
+/// unsigned number per array (`sync_io_depth_store`: `kstrtouint`, EINVAL for 0, `system` for
+/// the system's) and any int system-wide (`proc_dointvec`, no range), but it counts the sync I/O
+/// in flight against `128 * depth` (8 for raid4/5/6) in an int (`sync_io_within_limit`), which
+/// overflows above this; and a system value of 0 or below stops a sync under load. Linux 6.16
+/// and later (md.c: `sync_io_depth_show` prints `N (system|local)` like the speed limits; the
+/// sysctl's default is 32).
+pub(crate) const SYNC_IO_DEPTH_MAX: u64 = (i32::MAX as u64) / 128;
+
+/// In which unit a sync limit counts on an array of `level` (docs/reference.md §3), by the
+/// limit's key: the speed limits bound how fast `md_do_sync` moves through its sectors, and
+/// those are the array's for a raid10 resync, check or repair (`raid10_run` sets
+/// `resync_max_sectors` to the array's size), each member's otherwise (a recovery runs over
+/// `dev_sectors`; raid1/4/5/6 set `resync_max_sectors` to `dev_sectors`). The sync I/O depth
+/// counts sync I/Os against `recovery_active` in sectors (`sync_io_within_limit`: 8 per unit on
+/// raid4/5/6, one 4 KiB stripe; 128 otherwise, raid1/10's 64 KiB `RESYNC_PAGES`). `level` ""
+/// is the system-wide limit, which every array follows. Every kernel from 5.10 to 7.x (the
+/// depth from 6.16).
+pub(crate) fn sync_unit(level: &str, key: &str) -> Option<&'static str> {
+    let raid456 = matches!(level, "raid4" | "raid5" | "raid6");
+    Some(match (key, level) {
+        ("sync_speed_min" | "sync_speed_max", "raid10") => {
+            "KiB/s of array sectors in resync, check and repair (each member at the limit x copies / \
+             raid disks); KiB/s per device in recovery"
+        }
+        ("sync_speed_min" | "sync_speed_max", _) => "KiB/s per device",
+        ("speed_limit_min" | "speed_limit_max", _) => {
+            "KiB/s per device; on raid10, KiB/s of array sectors in resync, check and repair"
+        }
+        ("sync_io_depth", "") => {
+            "sync I/Os in flight while an array is busy: 64 KiB each on raid1/10, one 4 KiB stripe \
+             on raid4/5/6"
+        }
+        ("sync_io_depth", _) if raid456 => {
+            "sync I/Os in flight while the array is busy, one 4 KiB stripe each"
+        }
+        ("sync_io_depth", _) => "sync I/Os in flight while the array is busy, 64 KiB each",
+        _ => return None,
+    })
+}
+
+/// The copies a raid10 layout keeps (`setup_geo` in raid10.c: near copies in bits 0-7, far
+/// copies in bits 8-15, bit 16 the offset flag), when the layout is one the kernel takes.
+pub(crate) fn raid10_copies(layout: u64) -> Option<u64> {
+    let (near, far) = (layout & 0xff, (layout >> 8) & 0xff);
+    (layout >> 19 == 0 && near > 0 && far > 0).then_some(near * far)
+}
+
+/// What each member of a raid10 of `raid_disks` that keeps `copies` runs at in a resync, check
+/// or repair bounded by `limit` KiB/s of array sectors: each array sector is on `copies` of the
+/// `raid_disks` members.
+pub(crate) fn raid10_per_member(limit: u64, copies: u64, raid_disks: u64) -> Option<u64> {
+    (raid_disks > 0).then(|| limit.saturating_mul(copies) / raid_disks)
+}
 
 /// `sync_speed_min`/`_max` and `/proc/sys/dev/raid/speed_limit_*` are C ints printed with `%d`
 /// (`sync_min_show`, `sync_max_show`, `proc_dointvec`), so they can read negative. The speed
@@ -132,6 +209,29 @@ mod tests {
         assert_eq!(threads_per_node(2, 4), 1);
         assert_eq!(threads_per_node(8, 0), 8);
         assert_eq!(sync_speed_store(-1), 4_294_967_295);
+        assert_eq!(SYNC_IO_DEPTH_MAX, 16_777_215);
+    }
+
+    #[test]
+    fn a_raid10_member_runs_at_the_limit_times_copies_over_raid_disks() {
+        // mdadm's near=2 (0x102), far=2 (0x201), offset=2 (0x10201), near=3 (0x103).
+        let copies: Vec<Option<u64>> = [0x102, 0x201, 0x10201, 0x103, 0, 1 << 19]
+            .into_iter()
+            .map(raid10_copies)
+            .collect();
+        assert_eq!(copies, [Some(2), Some(2), Some(2), Some(3), None, None]);
+        // Seen on 6.1: near-2 over 4 drives, each member read half of the progress.
+        assert_eq!(raid10_per_member(200_000, 2, 4), Some(100_000));
+        // The issue's 24-disk near-2 raid10 at the default speed_limit_max: 16.7 MB/s a member.
+        assert_eq!(raid10_per_member(200_000, 2, 24), Some(16_666));
+        assert_eq!(
+            sync_unit("raid5", "sync_speed_max"),
+            Some("KiB/s per device")
+        );
+        assert!(sync_unit("raid10", "sync_speed_min")
+            .unwrap()
+            .contains("array sectors"));
+        assert_eq!(sync_unit("raid5", "group_thread_cnt"), None);
     }
 
     #[test]

@@ -88,6 +88,7 @@ mod tests {
                 name: "md0".into(),
                 hw_queues: None,
                 why: None,
+                pause: None,
                 changes: vec![
                     Change::new(
                         Attr::StripeCacheSize,

@@ -67,8 +67,13 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
             .push(plan_array(i, array, &wish, auto, inv, &mut plan.warnings)?);
     }
     for (&limit, &after) in &spec.speed_limits {
-        let before = *inv.speed_limits.get(&limit).ok_or(PlanError::LimitUnread {
+        let before = *inv.speed_limits.get(&limit).ok_or(PlanError::NoSuchLimit {
             limit: limit.name(),
+            why: if limit.always_there() {
+                "the md module is not loaded"
+            } else {
+                "md has it from Linux 6.16"
+            },
         })?;
         plan.limits.push(LimitChange {
             limit,
@@ -170,6 +175,7 @@ fn plan_array(
         why: None,
         changes: Vec::new(),
         skipped: Vec::new(),
+        pause: None,
     };
     if let Some(why) = &array.unreadable {
         // Skipped whole, whoever asked: the array is being stopped or reads what the kernel
@@ -191,7 +197,10 @@ fn plan_array(
             Source::Auto | Source::ThreadPolicy | Source::Saved => "thread_policy".to_string(),
         };
         let Some(&before) = array.values.get(&attr) else {
-            let reason = array.lacks(attr.family());
+            let mut reason = array.lacks(attr.family());
+            if let (true, Some(v)) = (reason.ends_with("does not offer it"), attr.since()) {
+                reason.push_str(&format!(" (md has {attr} from Linux {v})"));
+            }
             if w.exact && matches!(w.source, Source::Entry(_)) {
                 return Err(PlanError::NotAvailable { key, attr, reason });
             }
@@ -254,8 +263,10 @@ fn plan_array(
             warnings.push(w);
         }
     }
-    // Checked against the wanted cache above; now mark what has to wait.
+    // Checked against the wanted cache above; now mark what has to wait, and the sync that the
+    // writes left go in around.
     hold::hold_back(array, &mut ap, warnings);
+    ap.pause = hold::pause_for(array, &ap);
     Ok(ap)
 }
 

@@ -3,7 +3,7 @@
 //! held back by [`super::hold`], and read by `apply` and `report`; nothing here decides.
 
 use crate::host::Array;
-use crate::md::{kernel, Attr, SpeedLimit, Value};
+use crate::md::{kernel, Attr, SpeedLimit, SyncRun, Value};
 use serde::{Serialize, Serializer};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -35,8 +35,6 @@ pub enum PlanError {
         array: String,
         cache: u64,
     },
-    #[error("{limit} cannot be planned: the kernel's value was not read")]
-    LimitUnread { limit: &'static str },
     /// A `group_thread_cnt` above 0 asked of a host whose possible NUMA node ids are sparse.
     #[error(
         "{key}: {value} is not allowed on this host; allowed: 0 (\"off\"). Its possible NUMA \
@@ -47,6 +45,15 @@ pub enum PlanError {
         value: u64,
         nodes: u64,
         highest: u64,
+        why: &'static str,
+    },
+    /// A system limit this host does not have: `sync_io_depth` before 6.16, any of them without
+    /// md loaded.
+    #[error(
+        "{limit}: this kernel has no /proc/sys/dev/raid/{limit} ({why}); leave it out on this host"
+    )]
+    NoSuchLimit {
+        limit: &'static str,
         why: &'static str,
     },
 }
@@ -135,6 +142,9 @@ pub struct ArrayPlan {
     /// In write order.
     pub changes: Vec<Change>,
     pub skipped: Vec<Skip>,
+    /// The sync that was running when the array was read and that this run pauses around its
+    /// writes (docs/reference.md §4); `crate::apply` looks again before it writes.
+    pub(crate) pause: Option<SyncRun>,
 }
 
 impl ArrayPlan {
@@ -193,6 +203,8 @@ pub enum Hold {
     NoMdmon,
     /// The stripe cache it must not exceed is held back.
     AfterStripeCache,
+    /// A sync runs on an external-metadata array, where mdmon drives it: not paused.
+    Sync(SyncRun),
 }
 
 impl Hold {
@@ -221,6 +233,13 @@ impl Hold {
             Hold::AfterStripeCache => format!(
                 "{}: stripe_cache_size is held back and the kernel refuses a \
                  preread_bypass_threshold above the live stripe cache",
+                array.name
+            ),
+            Hold::Sync(run) => format!(
+                "{} runs a {run} and has external metadata, whose sync mdmon drives, so mdtune \
+                 does not pause it: held back until the {run} ends (a write that suspends the \
+                 array can hang raid5 during a sync on kernels with b39f35ebe86d, 6.7, and \
+                 without fa1944bbe622, 6.13 and 6.12 stable)",
                 array.name
             ),
         }

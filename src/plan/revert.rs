@@ -4,7 +4,7 @@
 //! on a host whose possible NUMA node ids are sparse (`kernel::sparse_nodes`): 0 takes its place,
 //! with a warning. Pure; the originals are stored by `crate::persist`.
 
-use super::hold::hold_back;
+use super::hold::{hold_back, pause_for};
 use super::model::{ArrayPlan, Change, LimitChange, Plan, Source};
 use crate::host::Inventory;
 use crate::md::{kernel, Attr, SpeedLimit, Value};
@@ -73,6 +73,7 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> (Plan,
             why: None,
             changes: Vec::new(),
             skipped: Vec::new(),
+            pause: None,
         };
         for attr in Attr::ALL {
             if let (Some(&orig), Some(&live)) = (saved.values.get(attr.name()), a.values.get(&attr))
@@ -94,8 +95,9 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> (Plan,
                     .push(Change::new(attr, live, orig, Source::Saved));
             }
         }
-        // A revert waits for a reshape or a missing mdmon like any run.
+        // A revert waits for a reshape or a missing mdmon, and pauses a sync, like any run.
         hold_back(a, &mut ap, &mut plan.warnings);
+        ap.pause = pause_for(a, &ap);
         plan.arrays.push(ap);
     }
     plan.arrays.sort_by_key(|a| a.array);

@@ -3,14 +3,18 @@
 //! line of the `msg` and its entry in the diff. Pure. How a setting's `after` and `changed`
 //! follow from what applying did is `super::setting`; the words of the line are `super::msg`.
 
-use super::model::{ArrayReport, HeldBack, Setting};
+use super::model::{ArrayReport, HeldBack, Setting, SyncPause};
 use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::Target;
 use crate::host::Array;
+use crate::md::{kernel, Attr, SpeedLimit, Value};
 use crate::plan::{ArrayPlan, Change, Diff, Source};
 use crate::spec::State;
 use std::collections::BTreeMap;
+
+/// The system limits as the host has them (those that were read).
+pub(super) type System = BTreeMap<SpeedLimit, Value>;
 
 /// What one array adds to the report.
 pub(super) struct Part {
@@ -20,17 +24,22 @@ pub(super) struct Part {
     pub(super) diff: Option<Diff>,
 }
 
-/// The part of the array `a`, planned as `ap`, in a run of `state` that ended as `ends` says.
-pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Part {
+/// The part of the array `a`, planned as `ap`, in a run of `state` that ended as `ends` says, on
+/// a host whose system limits are `system`.
+pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system: &System) -> Part {
     let mut settings = BTreeMap::new();
     let mut summary = Summary::default();
     let mut line = msg::Line::new(&a.name, ap.is_compliant() || state == State::Reverted);
     for c in &ap.changes {
-        let s = setting(a, ap, c, ends);
+        let s = setting(a, ap, c, ends, system);
         // The diff shows what is (or would be) different: nothing after a full rollback.
         summary.add(c.attr.name(), c.before, s.after);
         settings.insert(c.attr.name(), s);
         line.add(c.attr.name(), c.before, c.after, c.hold);
+    }
+    let sync_pause = sync_pause(a, ap, ends);
+    if let Some(p) = &sync_pause {
+        line.note(msg::pause_note(p, state));
     }
     // Skipped with a warning: an array that cannot be read, queues that cannot be found.
     if let Some(why) = &a.unreadable {
@@ -49,6 +58,7 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Par
         members: a.members.clone(),
         hw_queues: ap.hw_queues,
         sync: a.sync.clone(),
+        sync_pause,
         settings,
         skipped: ap.skipped.clone(),
         // Never vacuous: values that could not be read are not known to match.
@@ -61,9 +71,30 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends) -> Par
     }
 }
 
-/// The entry of one managed setting of the array: with `why` when `auto` decided it, and with
-/// what holds it back when something does.
-fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends) -> Setting {
+/// The sync paused around the array's writes: in a real run, the one this run paused (none when
+/// it found no sync running when it wrote); in check mode and `query`, the one a run would
+/// pause, with the settings it would write from the first that needs the pause on.
+fn sync_pause(a: &Array, ap: &ArrayPlan, ends: &Ends) -> Option<SyncPause> {
+    if ends.real_run() {
+        return ends.paused(&a.name).cloned().map(SyncPause::Done);
+    }
+    let run = ap.pause?;
+    let settings = ap
+        .changes
+        .iter()
+        .filter(|c| c.is_write())
+        .skip_while(|c| !kernel::PAUSED_FOR.contains(&c.attr))
+        .map(|c| c.attr)
+        .collect();
+    Some(SyncPause::Planned {
+        action: run,
+        settings,
+    })
+}
+
+/// The entry of one managed setting of the array: with `why` when `auto` decided it, the unit a
+/// sync limit counts in, and what holds it back when something does.
+fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends, system: &System) -> Setting {
     let t = Target::Md {
         array: a.name.clone(),
         attr: c.attr,
@@ -80,7 +111,28 @@ fn setting(a: &Array, ap: &ArrayPlan, c: &Change, ends: &Ends) -> Setting {
             wanted: c.after,
         });
     }
+    s.unit = kernel::sync_unit(&a.level, c.attr.name());
+    s.per_member_kib_s = per_member(a, c.attr, s.after, system);
     s
+}
+
+/// What each member of a raid10 runs at in a resync, check or repair when its `attr`
+/// (`sync_speed_min` or `_max`) is `value`: the array's own, or the system limit it follows.
+fn per_member(a: &Array, attr: Attr, value: Value, system: &System) -> Option<u64> {
+    let r10 = a.raid10?;
+    let follows = match attr {
+        Attr::SyncSpeedMin => SpeedLimit::Min,
+        Attr::SyncSpeedMax => SpeedLimit::Max,
+        _ => return None,
+    };
+    let limit = match value {
+        Value::System => system.get(&follows).copied()?,
+        v => v,
+    };
+    let Value::Int(limit) = limit else {
+        return None;
+    };
+    kernel::raid10_per_member(limit, r10.copies, r10.raid_disks)
 }
 
 #[cfg(test)]
@@ -99,7 +151,13 @@ mod tests {
         let plan = crate::plan::plan(&spec, inv).unwrap();
         let outcome = Outcome::default();
         let ends = Ends::new(&spec, &outcome);
-        array(&inv.arrays[0], &plan.arrays[0], spec.state, &ends)
+        array(
+            &inv.arrays[0],
+            &plan.arrays[0],
+            spec.state,
+            &ends,
+            &inv.speed_limits,
+        )
     }
 
     fn text(line: &msg::Line) -> String {

@@ -12,6 +12,7 @@ use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::{Outcome, Target};
 use crate::host::Inventory;
+use crate::md::kernel;
 use crate::plan::{LimitChange, Plan};
 use crate::spec::Spec;
 use std::collections::BTreeMap;
@@ -27,7 +28,13 @@ pub fn build(
     let ends = Ends::new(spec, outcome);
     let (mut arrays, mut lines, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     for ap in &plan.arrays {
-        let part = array(&inv.arrays[ap.array], ap, spec.state, &ends);
+        let part = array(
+            &inv.arrays[ap.array],
+            ap,
+            spec.state,
+            &ends,
+            &inv.speed_limits,
+        );
         arrays.push(part.report);
         lines.push(part.line);
         diff.extend(part.diff);
@@ -48,8 +55,13 @@ pub fn build(
         .flat_map(|a| a.settings.values())
         .chain(system.values())
         .any(|s| s.changed);
+    // A sync left frozen is something still different from before the run.
+    let left_frozen = outcome
+        .failure
+        .as_ref()
+        .is_some_and(|f| !f.not_resumed.is_empty());
     Report {
-        changed: settings_changed || persist.changed,
+        changed: settings_changed || persist.changed || left_frozen,
         failed: outcome.failure.is_some() || !persist.left.is_empty(),
         msg,
         state: spec.state.name(),
@@ -70,7 +82,8 @@ fn system(limits: &[LimitChange], ends: &Ends) -> (BTreeMap<&'static str, Settin
     let mut system = BTreeMap::new();
     let mut summary = Summary::default();
     for l in limits {
-        let s = ends.setting(&Target::Limit(l.limit), l.before, l.after, None);
+        let mut s = ends.setting(&Target::Limit(l.limit), l.before, l.after, None);
+        s.unit = kernel::sync_unit("", l.limit.name());
         summary.add(l.limit.name(), l.before, s.after);
         system.insert(l.limit.name(), s);
     }
@@ -142,7 +155,9 @@ mod tests {
                 },
                 rolled_back: vec![done],
                 not_restored: Vec::new(),
+                not_resumed: Vec::new(),
             }),
+            paused: Vec::new(),
         };
         let r = report(json!({"speed_limit_max": 1}), &inv, &outcome);
         assert!(r.failed && !r.changed, "{}", r.to_text());

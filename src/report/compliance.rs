@@ -86,6 +86,7 @@ mod tests {
             members: Vec::new(),
             hw_queues: None,
             sync: None,
+            sync_pause: None,
             settings: Default::default(),
             skipped: Vec::new(),
             compliant: false,

@@ -1,8 +1,8 @@
 //! What the report says of a run whose writes failed (docs/reference.md §3): the `msg` becomes
 //! the error, then what the rollback put back, what it could not (each with the value the kernel
-//! holds now) or that no value is left changed, and the persisted files a failed undo left; and
-//! the `rolled_back` and `not_restored` fields. Pure. A run that did not fail gets its `msg` from
-//! `super::msg`.
+//! holds now) or that no value is left changed, a paused sync that could not be resumed, and the
+//! persisted files a failed undo left; and the `rolled_back` and `not_restored` fields. Pure. A
+//! run that did not fail gets its `msg` from `super::msg`.
 
 use super::model::Restored;
 use crate::apply::{Failure, NotRestored, Target, Write};
@@ -28,6 +28,10 @@ pub(super) fn failure(f: &Failure, left: &[String]) -> FailureText {
         msg.push_str("; no value is left changed");
     } else {
         msg.push_str(&format!("; NOT RESTORED: {}", not_restored.join("; ")));
+    }
+    // A sync paused for the writes that could not be resumed: said, with how to resume it.
+    if !f.not_resumed.is_empty() {
+        msg.push_str(&format!("; NOT RESUMED: {}", f.not_resumed.join("; ")));
     }
     // A failed persist whose undo failed: these files still hold the new state.
     if !left.is_empty() {
@@ -110,6 +114,7 @@ mod tests {
             error: refused(Target::Limit(SpeedLimit::Max)),
             rolled_back: vec![md0(Attr::GroupThreadCnt, 0, 8)],
             not_restored: Vec::new(),
+            not_resumed: Vec::new(),
         };
         let t = failure(&f, &[]);
         assert_eq!(
@@ -136,6 +141,7 @@ mod tests {
                 not_restored(md0(Attr::StripeCacheSize, 256, 4096), Some(512)),
                 not_restored(md0(Attr::PrereadBypassThreshold, 1, 0), None),
             ],
+            not_resumed: Vec::new(),
         };
         let left = ["/etc/mdtune/mdtune.json: busy".to_string()];
         let t = failure(&f, &left);

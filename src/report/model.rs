@@ -3,8 +3,9 @@
 //! result; the Salt wrappers translate it into state changes; `crate::view` prints it for a
 //! person. `super::build` fills it in.
 
+use crate::apply::Paused;
 use crate::host::{Member, Sync};
-use crate::md::Value;
+use crate::md::{Attr, SyncRun, Value};
 use crate::persist::{Diverged, Reload};
 use crate::plan::{Diff, Skip, Source};
 use serde::Serialize;
@@ -22,6 +23,13 @@ pub(crate) struct Setting {
     /// For a value `auto` decided: why, with the numbers (docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) why: Option<String>,
+    /// For a sync limit: in which unit it counts on this level (docs/reference.md §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) unit: Option<&'static str>,
+    /// For a raid10's `sync_speed_*`: what each member runs at, in KiB/s, in a resync, check
+    /// or repair at the value in force after the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) per_member_kib_s: Option<u64>,
     /// A due setting this run did not write, why, and the value a later run will write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) held_back: Option<HeldBack>,
@@ -44,9 +52,24 @@ pub(crate) struct ArrayReport {
     pub(crate) hw_queues: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sync: Option<Sync>,
+    /// The sync paused around the array's writes, or that a run would pause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sync_pause: Option<SyncPause>,
     pub(crate) settings: BTreeMap<&'static str, Setting>,
     pub(crate) skipped: Vec<Skip>,
     pub(crate) compliant: bool,
+}
+
+/// A sync paused around an array's writes (docs/reference.md §3, §4): what a real run did, or, in
+/// check mode and `query`, what a run would pause and for which settings.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum SyncPause {
+    Done(Paused),
+    Planned {
+        action: SyncRun,
+        settings: Vec<Attr>,
+    },
 }
 
 /// The persisted files a run wrote or removed, or would have (check mode, `query`).

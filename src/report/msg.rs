@@ -7,8 +7,8 @@
 //! it restores and says what it removed by what it is, not by path; a removal that stopped
 //! part-way is said first. Pure. The `msg` of a run whose writes failed is `super::failure`'s.
 
-use super::model::Persist;
-use crate::md::Value;
+use super::model::{Persist, SyncPause};
+use crate::md::{SyncRun, Value};
 use crate::plan::Hold;
 use crate::spec::{Spec, State};
 
@@ -71,6 +71,8 @@ pub(super) struct Line {
     name: String,
     /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`.
     what: Vec<String>,
+    /// After the settings, in parentheses: the sync paused around them.
+    note: Option<String>,
     compliant: bool,
 }
 
@@ -80,6 +82,7 @@ impl Line {
             name: name.to_string(),
             compliant,
             what: Vec::new(),
+            note: None,
         }
     }
 
@@ -104,13 +107,44 @@ impl Line {
         });
     }
 
+    /// Said after the settings, in parentheses.
+    pub(super) fn note(&mut self, note: String) {
+        self.note = Some(note);
+    }
+
     /// The part of the message for this array, or `None` when it only counts.
     fn part(&self) -> Option<String> {
+        let note = self
+            .note
+            .as_ref()
+            .map_or(String::new(), |n| format!(" ({n})"));
         match (self.what.is_empty(), self.compliant) {
             (true, true) => None,
-            (true, false) => Some(format!("{}: not compliant", self.name)),
-            (false, _) => Some(format!("{}: {}", self.name, self.what.join(", "))),
+            (true, false) => Some(format!("{}: not compliant{note}", self.name)),
+            (false, _) => Some(format!("{}: {}{note}", self.name, self.what.join(", "))),
         }
+    }
+}
+
+/// What the line says of a sync paused around the array's writes: where it was paused and
+/// where it resumes (`check paused at 1024 / 65408, resumed from 1024`), or that a run pauses it.
+pub(super) fn pause_note(p: &SyncPause, state: State) -> String {
+    match p {
+        SyncPause::Done(p) => {
+            let at = p
+                .paused_at
+                .map_or("while delayed".into(), |[d, t]| format!("at {d} / {t}"));
+            let resumed = match (p.resumed, p.resumed_from) {
+                (false, _) => "NOT RESUMED".to_string(),
+                (true, Some(from)) => format!("resumed from {from}"),
+                (true, None) => "resumed from the kernel's checkpoint".to_string(),
+            };
+            format!("{} paused {at}, {resumed}", p.action)
+        }
+        SyncPause::Planned { action, .. } if state == State::Query => {
+            format!("a run pauses the {action} around the writes")
+        }
+        SyncPause::Planned { action, .. } => format!("would pause the {action} around the writes"),
     }
 }
 
@@ -120,6 +154,12 @@ fn short(h: Hold) -> &'static str {
         Hold::Reshape => "reshape",
         Hold::NoMdmon => "no mdmon",
         Hold::AfterStripeCache => "waits for stripe_cache_size",
+        Hold::Sync(run) => match run {
+            SyncRun::Resync => "resync running",
+            SyncRun::Recover => "recover running",
+            SyncRun::Check => "check running",
+            SyncRun::Repair => "repair running",
+        },
     }
 }
 

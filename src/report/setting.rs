@@ -8,7 +8,7 @@
 //! kernel holds after a rollback that failed).
 
 use super::model::Setting;
-use crate::apply::{Outcome, Target};
+use crate::apply::{Outcome, Paused, Target};
 use crate::md::Value;
 use crate::plan::{Diff, Source};
 use crate::spec::{Spec, State};
@@ -28,6 +28,16 @@ impl<'a> Ends<'a> {
             real_run: spec.writes(),
             query: spec.state == State::Query,
         }
+    }
+
+    /// True if and only if the writes happened (neither check mode nor `query`).
+    pub(super) fn real_run(&self) -> bool {
+        self.real_run
+    }
+
+    /// The sync this run paused around `array`'s writes, if it paused one.
+    pub(super) fn paused(&self, array: &str) -> Option<&'a Paused> {
+        self.outcome.paused.iter().find(|p| p.array == array)
     }
 
     /// The entry of the setting `t`, planned from `before` to `after`. Nothing is held back
@@ -52,6 +62,8 @@ impl<'a> Ends<'a> {
             compliant: !due,
             source,
             why: None,
+            unit: None,
+            per_member_kib_s: None,
             held_back: None,
         }
     }
@@ -148,7 +160,9 @@ mod tests {
                         now: Some(Value::Int(7)),
                     })
                     .collect(),
+                not_resumed: Vec::new(),
             }),
+            paused: Vec::new(),
         }
     }
 
@@ -172,7 +186,7 @@ mod tests {
         let s = spec(json!({}));
         let outcome = Outcome {
             done: vec![write(MAX)],
-            failure: None,
+            ..Outcome::default()
         };
         let (one, two) = (Value::Int(1), Value::Int(2));
         assert_eq!(entry(&s, &outcome, &MAX), (one, two, true, false));

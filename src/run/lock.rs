@@ -1,6 +1,7 @@
 //! The host-wide lock (docs/reference.md §4): one run at a time per host, on `run/mdtune.lock`
 //! under the root. A run that writes takes it before it reads the host for the last time; a
-//! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails.
+//! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails. The
+//! wait for a paused sync to stop is set here too (`MDTUNE_SYNC_STOP_WAIT`).
 
 use crate::sys::{LockFile, Root};
 use std::io;
@@ -29,7 +30,21 @@ pub(crate) const UDEV_LOCK_WAIT_MS: u64 = 10_000;
 /// `MDTUNE_LOCK_WAIT` (seconds, such as `5` or `0.3`) overrides the default wait, for tests and
 /// slow hosts; at most an hour.
 pub(crate) fn lock_wait(default_ms: u64) -> Duration {
-    let ms = std::env::var("MDTUNE_LOCK_WAIT")
+    env_wait("MDTUNE_LOCK_WAIT", default_ms)
+}
+
+/// How long a paused sync may take to stop (docs/reference.md §4): `MDTUNE_SYNC_STOP_WAIT`
+/// (seconds) overrides the default, for tests and slow hosts; at most an hour.
+pub(crate) fn sync_stop_wait() -> Duration {
+    env_wait(
+        "MDTUNE_SYNC_STOP_WAIT",
+        crate::md::kernel::SYNC_STOP_WAIT_MS,
+    )
+}
+
+/// The wait the environment variable `var` gives in seconds, else `default_ms`.
+fn env_wait(var: &str, default_ms: u64) -> Duration {
+    let ms = std::env::var(var)
         .ok()
         .and_then(|s| parse_millis(s.trim()))
         .unwrap_or(default_ms);

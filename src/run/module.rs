@@ -5,11 +5,11 @@
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::lock::{lock, lock_wait, LOCK_WAIT_MS};
+use super::lock::{lock, lock_wait, sync_stop_wait, LOCK_WAIT_MS};
 use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory, Scope};
-use crate::md::Attr;
+use crate::md::{Attr, SpeedLimit};
 use crate::persist::{self, Originals};
 use crate::plan::{self, PlanError};
 use crate::report::{self, Persist, Report};
@@ -160,9 +160,17 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
         .iter()
         .flat_map(|e| e.settings.keys().copied())
         .collect();
+    // The system limits an array's "system" follows, for what a raid10 member runs at.
+    let followed = [
+        (Attr::SyncSpeedMin, SpeedLimit::Min),
+        (Attr::SyncSpeedMax, SpeedLimit::Max),
+    ]
+    .into_iter()
+    .filter(|(a, l)| named.contains(a) && !spec.speed_limits.contains_key(l))
+    .map(|(_, l)| l);
     Scope {
         only: spec.only.clone(),
-        speed_limits: spec.speed_limits.keys().copied().collect(),
+        speed_limits: spec.speed_limits.keys().copied().chain(followed).collect(),
         attrs: Attr::ALL
             .into_iter()
             .filter(|a| {
@@ -301,7 +309,7 @@ pub(crate) fn tune(
         let mut originals = Originals::load(root).inspect_err(|_| {
             persist::undo_files(root, &files);
         })?;
-        apply::apply(root, apply::writes(&plan), &mut |w| {
+        apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
             originals.remember(w, inv)
         })
     } else {

@@ -3,6 +3,7 @@
 //! removed even when a later step fails.
 
 use super::error::RunError;
+use super::lock::sync_stop_wait;
 use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
@@ -24,6 +25,7 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
         "thread_policy",
         "speed_limit_min",
         "speed_limit_max",
+        "sync_io_depth",
     ]
     .into_iter()
     .filter(|k| spec.persisted.contains_key(*k))
@@ -36,7 +38,12 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
     }
     let real = !spec.check_mode;
     let outcome = if real {
-        apply::apply(root, apply::writes(&plan), &mut |_| Ok(()))
+        apply::apply(
+            root,
+            apply::writes(&plan),
+            sync_stop_wait(),
+            &mut |_| Ok(()),
+        )
     } else {
         Outcome::default()
     };

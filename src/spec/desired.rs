@@ -7,7 +7,7 @@
 //! range is a [`SpecError`] naming the key, the value and what is allowed. Checks that need the
 //! live host (a name that matches nothing, a setting the array's level lacks) belong to the plan.
 
-use crate::md::SpeedLimit;
+use crate::md::{kernel, SpeedLimit};
 use glob::Pattern;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -68,6 +68,7 @@ pub const TOP_KEYS: &[&str] = &[
     "thread_policy",
     "speed_limit_min",
     "speed_limit_max",
+    "sync_io_depth",
     "state",
     "persist",
     "root",
@@ -156,27 +157,7 @@ impl Spec {
             },
             Some(v) => parse_policy(v)?,
         };
-        let mut speed_limits = BTreeMap::new();
-        for limit in SpeedLimit::ALL {
-            if let Some(v) = get(limit.name()) {
-                speed_limits.insert(
-                    limit,
-                    parse_int(limit.name(), v, 1, u64::from(i32::MAX as u32))?,
-                );
-            }
-        }
-        if let (Some(min), Some(max)) = (
-            speed_limits.get(&SpeedLimit::Min),
-            speed_limits.get(&SpeedLimit::Max),
-        ) {
-            if min > max {
-                return Err(invalid(
-                    "speed_limit_min",
-                    &Json::from(*min),
-                    &format!("at most speed_limit_max ({max})"),
-                ));
-            }
-        }
+        let speed_limits = parse_limits(&map)?;
         let state = match get("state") {
             None if info => State::Query,
             None => State::Present,
@@ -212,6 +193,45 @@ impl Spec {
             only: None,
         })
     }
+}
+
+/// The system-wide sync limits of the input (`speed_limit_min`, `speed_limit_max`,
+/// `sync_io_depth`), each in its range, min at most max.
+fn parse_limits(map: &Map<String, Json>) -> Result<BTreeMap<SpeedLimit, u64>, SpecError> {
+    let get = |k: &str| map.get(k).filter(|v| !v.is_null());
+    let mut speed_limits = BTreeMap::new();
+    for limit in SpeedLimit::ALL {
+        if let Some(v) = get(limit.name()) {
+            let n = match limit {
+                SpeedLimit::IoDepth => parse_int(limit.name(), v, 1, kernel::SYNC_IO_DEPTH_MAX)
+                    .map_err(|_| {
+                        let most = kernel::SYNC_IO_DEPTH_MAX;
+                        invalid(
+                            limit.name(),
+                            v,
+                            &format!("an integer 1..{most} (sync I/Os)"),
+                        )
+                    })?,
+                SpeedLimit::Min | SpeedLimit::Max => {
+                    parse_int(limit.name(), v, 1, u64::from(i32::MAX as u32))?
+                }
+            };
+            speed_limits.insert(limit, n);
+        }
+    }
+    if let (Some(min), Some(max)) = (
+        speed_limits.get(&SpeedLimit::Min),
+        speed_limits.get(&SpeedLimit::Max),
+    ) {
+        if min > max {
+            return Err(invalid(
+                "speed_limit_min",
+                &Json::from(*min),
+                &format!("at most speed_limit_max ({max})"),
+            ));
+        }
+    }
+    Ok(speed_limits)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
-use crate::md::{Attr, Kind, Value};
+use crate::md::{kernel, Attr, Kind, Value};
 use glob::Pattern;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -51,6 +51,7 @@ pub const ENTRY_KEYS: &[&str] = &[
     "skip_copy",
     "sync_speed_min",
     "sync_speed_max",
+    "sync_io_depth",
     "sync_force_parallel",
 ];
 /// Parses `arrays[index]`.
@@ -92,6 +93,17 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
                 Kind::SyncSpeed if v.as_str().map(str::trim) == Some("system") => {
                     Want::Value(Value::System)
                 }
+                // Above this the kernel's count of sync I/O in flight overflows.
+                Kind::SyncSpeed if attr == Attr::SyncIoDepth => Want::Value(Value::Int(
+                    parse_int(&k, v, 1, kernel::SYNC_IO_DEPTH_MAX).map_err(|_| {
+                        let most = kernel::SYNC_IO_DEPTH_MAX;
+                        invalid(
+                            &k,
+                            v,
+                            &format!("an integer 1..{most} (sync I/Os) or \"system\""),
+                        )
+                    })?,
+                )),
                 // The kernel stores sync_speed_* in an int (ERANGE beyond it).
                 Kind::SyncSpeed => Want::Value(Value::Int(
                     parse_int(&k, v, 1, u64::from(i32::MAX as u32)).map_err(|_| {

@@ -3,8 +3,9 @@
 //! devices whose queues were counted, each with its role and queues and, when it does not count,
 //! why; each tunable's live value and what `auto` would set, with why. Rendered from the report
 //! of a `query` with the default input, each array carrying what only the host knows beside it
-//! (`metadata_version`, every tunable's live value in `values`, `reshape`, `mdmon`,
-//! `unreadable`), and `host` (the CPUs and nodes `auto`'s ceiling comes from).
+//! (`metadata_version`, every tunable's live value in `values`, each sync limit's value in
+//! effect and unit in `sync_limits`, `reshape`, `mdmon`, `unreadable`), `host` (the CPUs and
+//! nodes `auto`'s ceiling comes from) and `system_limits` (the system's sync limits).
 
 use super::cells::{level, shown, sync, Table};
 use crate::md::Attr;
@@ -16,6 +17,7 @@ pub fn host(view: &Json) -> String {
     let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
+    out.push_str(&limits_line(&view["system_limits"]));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");
@@ -60,6 +62,22 @@ fn host_line(h: &Json) -> String {
     }
     l.push('\n');
     l
+}
+
+/// The system's sync limits, which every array whose own reads `system` follows, with their
+/// units (docs/reference.md §3).
+fn limits_line(l: &Json) -> String {
+    let speed = |k: &str| l[k].as_i64().map_or("-".to_string(), |n| n.to_string());
+    let depth = match l["sync_io_depth"].as_i64() {
+        Some(n) => format!("sync_io_depth {n} sync I/Os in flight"),
+        None => "no sync_io_depth (Linux 6.16 and later have it)".to_string(),
+    };
+    format!(
+        "system sync limits: speed_limit_min {}, speed_limit_max {} KiB/s per device (raid10 \
+         resync, check and repair: KiB/s of array sectors); {depth}\n",
+        speed("speed_limit_min"),
+        speed("speed_limit_max")
+    )
 }
 
 fn array(out: &mut String, a: &Json) {
@@ -187,20 +205,38 @@ fn tunables(out: &mut String, a: &Json) {
     let mut t = Table::new(&["  tunable", "live", "auto", ""]);
     for attr in present {
         let s = &a["settings"][attr];
+        let limit = &a["sync_limits"][attr];
         let (wanted, why) = if s.is_object() {
             let wanted = s["held_back"].get("wanted").unwrap_or(&s["after"]);
             (shown(wanted), why(a, s))
         } else {
-            (String::new(), String::new())
+            (String::new(), unit(limit))
         };
-        t.row(vec![
-            format!("    {attr}"),
-            shown(&values[attr]),
-            wanted,
-            why,
-        ]);
+        // A limit that follows the system's shows the value in effect beside it.
+        let live = match (&values[attr], &limit["effective"]) {
+            (Json::String(v), e) if v == "system" && !e.is_null() => format!("system ({e})"),
+            (v, _) => shown(v),
+        };
+        t.row(vec![format!("    {attr}"), live, wanted, why]);
     }
     out.push_str(&t.render());
+}
+
+/// In which unit a sync limit counts on this array, and for a raid10's speed limits what each
+/// member runs at in a resync, check or repair.
+fn unit(limit: &Json) -> String {
+    let Some(unit) = limit["unit"].as_str() else {
+        return String::new();
+    };
+    match limit["per_member_kib_s"].as_u64() {
+        Some(n) => format!(
+            "KiB/s of array sectors: each member {n} KiB/s in resync, check and repair (x {} \
+             copies / {} raid disks); per device in recovery",
+            shown(&limit["copies"]),
+            shown(&limit["raid_disks"])
+        ),
+        None => unit.to_string(),
+    }
 }
 
 /// Why `auto` wants its value: the plan's `why` when it gives one, else the queue count it

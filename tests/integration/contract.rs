@@ -366,7 +366,9 @@ fn system_speed_limits_are_managed() {
     );
     assert_eq!(
         out.json["system"]["speed_limit_min"],
-        json!({"before": 1000, "after": 50000, "changed": true, "compliant": false})
+        json!({"before": 1000, "after": 50000, "changed": true, "compliant": false,
+               "unit": "KiB/s per device; on raid10, KiB/s of array sectors in resync, check \
+                        and repair"})
     );
     assert_eq!(
         fs::read_to_string(dir.join("proc/sys/dev/raid/speed_limit_max"))

@@ -29,6 +29,9 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// How long a paused sync may take to stop (no fake root here runs one).
+const STOP_WAIT: Duration = Duration::from_secs(1);
+
 /// `rolled_back` of a report as "array setting" strings, in report order.
 fn rolled_back(report: &Value) -> Vec<String> {
     report["rolled_back"]
@@ -427,7 +430,7 @@ fn a_value_that_reads_back_empty_fails_and_earlier_writes_are_rolled_back() {
         "cannot open a device node under {}: is $TMPDIR mounted nodev?",
         dir.display()
     );
-    let outcome = apply::apply(&root, apply::writes(&plan), &mut |_| Ok(()));
+    let outcome = apply::apply(&root, apply::writes(&plan), STOP_WAIT, &mut |_| Ok(()));
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert!(
         matches!(&failure.error, ApplyError::NotKept { kept, .. } if kept == "nothing (empty read)"),
@@ -468,7 +471,7 @@ fn an_array_that_disappears_between_inventory_and_apply_fails_and_earlier_writes
     // mdadm --stop md2: the kernel removes its block device and every md/ file with it.
     fs::remove_dir_all(r.device_dir("md2")).unwrap();
     fs::remove_file(dir.join("sys/block/md2")).unwrap();
-    let outcome = apply::apply(&root, apply::writes(&plan), &mut |_| Ok(()));
+    let outcome = apply::apply(&root, apply::writes(&plan), STOP_WAIT, &mut |_| Ok(()));
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert!(
         matches!(&failure.error, ApplyError::Missing { target: Target::Md { array, .. }, .. } if array == "md2"),
@@ -520,7 +523,7 @@ fn a_rollback_that_fails_reports_exactly_what_is_left_changed() {
         }
         Ok(())
     };
-    let outcome = apply::apply(&root, apply::writes(&plan), &mut save);
+    let outcome = apply::apply(&root, apply::writes(&plan), STOP_WAIT, &mut save);
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert_eq!(names(failure.rolled_back.iter()), ["md0 stripe_cache_size"]);
     assert_eq!(
@@ -575,7 +578,7 @@ fn a_write_that_never_reached_the_kernel_is_not_reported_as_left_changed() {
         }
         Ok(())
     };
-    let outcome = apply::apply(&root, apply::writes(&plan), &mut save);
+    let outcome = apply::apply(&root, apply::writes(&plan), STOP_WAIT, &mut save);
     let failure = outcome.failure.as_ref().expect("the run must fail");
     assert!(
         matches!(failure.error, ApplyError::Open { .. }),

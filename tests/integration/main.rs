@@ -19,3 +19,5 @@ mod property;
 mod races;
 mod root_races;
 mod security;
+mod sync_limits;
+mod sync_pause;

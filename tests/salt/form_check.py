@@ -144,6 +144,9 @@ THREADS_NUMBER = ["", 0, 8, 8192, 8193, -1, 1.5, 100000]
 SPEED_TEXT = ["", "system", "0", "1", "500000", "00100", "2147483647", "2147483648",
               "9999999999", "-1", "x", "systemx", "1.5"]
 SPEED_NUMBER = ["", 0, 1, 400000, 2147483647, 2147483648, -1, 1.5]
+DEPTH_TEXT = ["", "system", "0", "1", "64", "00100", "16777215", "16777216", "2147483647", "-1",
+              "x", "systemx", "1.5"]
+DEPTH_NUMBER = ["", 0, 1, 32, 16777215, 16777216, -1, 1.5]
 TRISTATE = ["unmanaged", "enabled", "disabled"]  # a select holds nothing else
 CANDIDATES = {
     "thread_policy": THREADS_TEXT,
@@ -163,9 +166,11 @@ CANDIDATES = {
     "arrays.skip_copy": TRISTATE,
     "arrays.sync_speed_min": SPEED_TEXT,
     "arrays.sync_speed_max": SPEED_TEXT,
+    "arrays.sync_io_depth": DEPTH_TEXT,
     "arrays.sync_force_parallel": TRISTATE,
     "speed_limit_min": SPEED_NUMBER,
     "speed_limit_max": SPEED_NUMBER,
+    "sync_io_depth": DEPTH_NUMBER,
     "persist": TRISTATE,
 }
 # Values the form refuses although mdtune takes them: stricter on purpose, and said here.

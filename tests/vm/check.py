@@ -467,8 +467,86 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
-    ] + issue11_checks(run) + udev_checks(run)
+    ] + sync_checks(run) + issue11_checks(run) + udev_checks(run)
 
+
+
+def progress(text, what):
+    """[done, total] of a sync_completed value "N / M"."""
+    m = re.fullmatch(r"(\d+) / (\d+)", text.strip())
+    assert m, f"{what}: sync_completed reads {text!r}, not N / M"
+    return [int(m.group(1)), int(m.group(2))]
+
+
+def sync_checks(run):
+    """Issue 32, item 1: a run during a check pauses the check around the writes that suspend the
+    array (group_thread_cnt, skip_copy) and resumes it where it stood, while md0 serves I/O."""
+    def p1_paused():
+        expect(run.val("p1.before", "md0/sync_action"), "check", "harness: md0 runs a check before the run")
+        before = progress(run.val("p1.before", "md0/sync_completed"), "md0 before the run")
+        r = run.result("p1")
+        pause = array(r, "md0").get("sync_pause")
+        assert pause, f"the report says no sync was paused: {r.get('msg')!r}"
+        expect((pause.get("action"), pause.get("resumed")), ("check", True), "sync_pause action, resumed")
+        expect(sorted(pause.get("settings", [])), ["group_thread_cnt", "skip_copy"], "settings written while paused")
+        at, total = pause["paused_at"]
+        assert at >= before[0] and total == before[1], f"paused at {at} / {total}, but the check stood at {before} before the run"
+        start = pause["resumed_from"]
+        assert start >= at - at % 8, f"resumed from {start}, behind where it was paused ({at}): progress lost"
+        expect(run.val("p1.after", "md0/sync_min"), str(start), "md0 sync_min after the run (where the check resumed)")
+        expect(run.val("p1.after", "md0/sync_action"), "check", "md0 sync_action right after the run (resumed)")
+        later = progress(run.val("p1.later", "md0/sync_completed"), "md0 2 s after the run")
+        assert later[0] >= start, f"2 s after the run the check stands at {later}, behind {start}: it did not resume there"
+        assert f"(check paused at {at} / {total}, resumed from {start})" in r.get("msg", ""), f"msg: {r.get('msg')!r}"
+        # md_do_sync's own words: "data-check" up to 6.6, "check" (md_sync_action_name) from 6.7.
+        dmesg = "\n".join(run.block("p1.dmesg"))
+        assert re.search(r"md0: (data-)?check interrupted", dmesg), f"the kernel log shows no interrupted check of md0: {dmesg!r}"
+        assert len(re.findall(r"(data-)?check of RAID array md0", dmesg)) >= 2, f"the kernel log shows no restarted check of md0: {dmesg!r}"
+
+    def p1_served():
+        n = [int(run.fact(f"p1.io.{k}")) for k in ("before", "after", "later")]
+        assert n[0] > 0 and n[0] <= n[1] < n[2], f"O_DIRECT reads and writes of md0 done before, right after and 2 s after the run: {n}"
+        expect(run.fact("p1.io.errors"), "", "failed reads or writes of md0 during the check")
+        for attr, want in (("group_thread_cnt", "2"), ("skip_copy", "1")):
+            expect(run.val("p1.after", f"md0/{attr}"), want, f"kernel md0/{attr} right after the run")
+            expect(run.val("p1.end", f"md0/{attr}"), want, f"kernel md0/{attr} after the check ended")
+        expect([run.val("p1.end", f"md0/{a}") for a in ("sync_action", "last_sync_action", "mismatch_cnt")],
+               ["idle", "check", "0"], "md0 after the check: sync_action, last_sync_action, mismatch_cnt")
+
+    def d1():
+        has = run.fact("d1.sysctl") != "none"
+        expect(run.fact("kernel").startswith("7.") or not has, True, "harness: only 7.x has sync_io_depth here")
+        glob = run.result("d1a")
+        md1 = array(glob, "md1")
+        # near 2 copies over 4 raid disks (mdadm's default layout 0x102 = 258)
+        layout, disks = int(run.val("d1.before", "md1/layout")), int(run.val("d1.before", "md1/raid_disks"))
+        copies = (layout & 0xff) * ((layout >> 8) & 0xff)
+        expect((copies, disks), (2, 4), "harness: md1 near 2 copies over 4 raid disks")
+        s = setting(glob, "md1", "sync_speed_max")
+        expect(s.get("per_member_kib_s"), 40000 * copies // disks, "md1 sync_speed_max per_member_kib_s")
+        assert "array sectors" in s.get("unit", ""), f"md1 sync_speed_max unit: {s.get('unit')!r}"
+        if has:
+            expect(run.val("d1a.after", "md1/sync_io_depth"), "64 (local)", "kernel md1/sync_io_depth after a glob run")
+            expect(setting(glob, "md1", "sync_io_depth").get("after"), 64, "md1 sync_io_depth after")
+            r = run.result("d1b")
+            expect(r.get("system", {}).get("sync_io_depth", {}).get("after"), 48, "system sync_io_depth after")
+            expect(run.fact("d1b.sysctl"), "48", "kernel /proc/sys/dev/raid/sync_io_depth")
+            run.result("d1c")
+            expect(run.val("d1c.after", "md1/sync_io_depth"), "32 (system)", "md1 sync_io_depth after \"system\"")
+            expect(run.fact("d1c.sysctl"), "32", "kernel sync_io_depth back at its default")
+        else:
+            skipped = [x for x in md1.get("skipped", []) if x.get("setting") == "sync_io_depth"]
+            assert skipped and "Linux 6.16" in skipped[0].get("reason", ""), f"md1 skipped: {md1.get('skipped')}"
+            expect(run.val("d1a.after", "md1/sync_io_depth"), "(unreadable)", "harness: no md1/sync_io_depth")
+            for tag, key in (("d1b", "arrays[0].sync_io_depth"), ("d1c", "arrays[0].sync_io_depth")):
+                r = run.result(tag, rc=2)
+                assert r.get("msg", "").startswith(key) and "6.16" in r["msg"], f"{tag}: {r.get('msg')!r}"
+
+    return [
+        ("d1 sync_io_depth set and restored (6.16+) or skipped/refused; raid10 limits per member", d1),
+        ("p1 run during a check: check paused around the writes, resumed where it stood", p1_paused),
+        ("p1 run during a check: md0 serves I/O throughout, values in force after the check", p1_served),
+    ]
 
 
 def member_named(result, md, pattern):
@@ -832,6 +910,23 @@ def udev_checks(run):
     def u1_udevtest():
         assert int(run.fact("u1.udevtest.mdtune")) >= 1, "udevadm test --action=change on md0 shows no mdtune command with the rule installed"
 
+    def u3_boot_resync():
+        expect(run.val("u3.resync", "md2/sync_action"), "resync", "harness: md2 resyncing before udev plays its events")
+        before = progress(run.val("u3.resync", "md2/sync_completed"), "md2 before the events")
+        expect(run.val("u3.resync", "md2/skip_copy"), "0", "harness: md2 skip_copy at the kernel's default before the events")
+        expect(run.val("u3.replayed", "md2/sync_action"), "resync", "md2 sync_action after the rule's run (the resync goes on)")
+        after = progress(run.val("u3.replayed", "md2/sync_completed"), "md2 after the events")
+        for attr, value in PERSISTED["md2"].items():
+            expect(run.val("u3.replayed", f"md2/{attr}"), value, f"kernel md2/{attr} after the rule's run during the resync")
+        lines = logs("end")[int(run.fact("log.at.u3")):int(run.fact("log.at.u4"))]
+        paused = [m for line in lines if "--udev md2:" in line
+                  for m in re.findall(r"\(resync paused at (\d+) / (\d+), resumed from the kernel's checkpoint\)", line)]
+        assert len(paused) == 1, f"the rule's runs logged {len(paused)} paused resyncs of md2: {[x for x in lines if 'md2' in x]}"
+        at = int(paused[0][0])
+        assert before[0] <= at <= after[0], f"resync at {before[0]} before the events, paused at {at}, at {after[0]} after: progress lost"
+        dmesg = "\n".join(run.block("u3.dmesg"))
+        assert "md2: resync interrupted" in dmesg, f"the kernel log shows no interrupted resync of md2: {dmesg!r}"
+
     def u3_resync():
         expect(run.val("u3.resync", "md2/sync_action"), "resync", "harness: md2 resyncing at the change event")
         expect(run.rc("u3a"), 0, "mdtune --udev md2 during the resync, exit status")
@@ -887,6 +982,7 @@ def udev_checks(run):
     return [
         ("u1 udev: incremental assembly re-tuned by the rule, one write per setting", u1),
         ("u1 udevadm test shows the rule's mdtune command (control for u5)", u1_udevtest),
+        ("u3 boot-time resync: the rule pauses it around its writes and resumes it; values in force", u3_boot_resync),
         ("u3 change event during a resync: exit 0, nothing logged as error", u3_resync),
         ("u3 change event for an inactive array: exit 0, does nothing", u3_inactive),
         ("u5 after revert: rule gone, udev reloaded, re-assembly keeps defaults, udevadm test clean", u5),

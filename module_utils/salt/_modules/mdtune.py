@@ -12,7 +12,7 @@ minion's pillar ``mdtune`` (:py:func:`desired`), compiled afresh as a state run
 compiles it, so ``salt '*' mdtune.query`` compares every minion with the same
 desired state that ``state.apply mdtune`` applies to it. Their arguments
 (``arrays``, ``thread_policy``, ``speed_limit_min``, ``speed_limit_max``,
-``persist``, and any other key mdtune takes) override the pillar key by key:
+``sync_io_depth``, ``persist``, and any other key mdtune takes) override the pillar key by key:
 ``mdtune.apply test=True thread_policy=auto`` keeps the pillar's arrays and
 their stripe cache. ``from_pillar=False`` starts from mdtune's defaults instead.
 
@@ -77,7 +77,9 @@ __virtualname__ = "mdtune"
 DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 
 # The tuning arguments: the desired state. When a call gives none of them, the pillar's apply.
-DESIRED_KEYS = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
+DESIRED_KEYS = (
+    "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
+)
 
 # Pillar keys desired() translates itself or that are the formula's own switches.
 _NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install")
@@ -108,6 +110,7 @@ def apply(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     check_mode=None,
@@ -123,7 +126,7 @@ def apply(
     arrays
         List of array entries (``name`` and/or ``uuid`` plus per-array settings:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
-        ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``,
+        ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
         ``sync_force_parallel``). Default: every array (``[{"name": "*"}]``).
 
     thread_policy
@@ -133,6 +136,11 @@ def apply(
 
     speed_limit_min, speed_limit_max
         ``/proc/sys/dev/raid/speed_limit_*`` in KiB/s (unmanaged when omitted).
+
+    sync_io_depth
+        ``/proc/sys/dev/raid/sync_io_depth``: sync I/Os in flight while an array
+        is busy (Linux 6.16 and later; refused on older kernels; unmanaged when
+        omitted).
 
     persist
         True: also keep the desired state across reboots and re-assembly (udev
@@ -167,7 +175,7 @@ def apply(
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
     _pillar_reaches_me("apply", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request(
         "present", given, kwargs, from_pillar, root, binary,
@@ -181,6 +189,7 @@ def query(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     diff=None,
@@ -208,7 +217,7 @@ def query(
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
     _pillar_reaches_me("query", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
     return _run(args, binary)

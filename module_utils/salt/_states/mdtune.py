@@ -75,6 +75,7 @@ def managed(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     diff=None,
@@ -92,7 +93,7 @@ def managed(
         List of array entries, each with ``name`` (kernel name, glob or mdadm
         name) and/or ``uuid`` plus the settings to manage:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
-        ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``,
+        ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
         ``sync_force_parallel``. Default: every array.
 
     thread_policy
@@ -100,6 +101,10 @@ def managed(
 
     speed_limit_min, speed_limit_max
         System-wide resync limits in KiB/s; unmanaged when omitted.
+
+    sync_io_depth
+        System-wide sync I/Os in flight while an array is busy (Linux 6.16 and
+        later); unmanaged when omitted.
 
     persist
         True: also keep the state across reboots and array re-assembly. False:
@@ -131,6 +136,7 @@ def managed(
         "thread_policy": thread_policy,
         "speed_limit_min": speed_limit_min,
         "speed_limit_max": speed_limit_max,
+        "sync_io_depth": sync_io_depth,
         "persist": persist,
         "root": root,
         "binary": binary,

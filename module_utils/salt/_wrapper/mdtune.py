@@ -49,7 +49,9 @@ __virtualname__ = "mdtune"
 _MODULE = "salt://_modules/mdtune.py"
 
 # The tuning arguments of apply and query, in the execution module's order.
-_TUNING = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
+_TUNING = (
+    "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
+)
 
 
 def __virtual__():
@@ -61,6 +63,7 @@ def apply(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     check_mode=None,
@@ -80,7 +83,8 @@ def apply(
 
         salt-ssh '*' mdtune.apply test=True
     """
-    given = dict(zip(_TUNING, (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)))
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    given = dict(zip(_TUNING, tuning))
     given.update(root=root, check_mode=check_mode, diff=diff, test=test, binary=binary)
     return _target("apply", _merge(given, kwargs, from_pillar))
 
@@ -90,6 +94,7 @@ def query(
     thread_policy=None,
     speed_limit_min=None,
     speed_limit_max=None,
+    sync_io_depth=None,
     persist=None,
     root=None,
     diff=None,
@@ -107,7 +112,8 @@ def query(
 
         salt-ssh '*' mdtune.query
     """
-    given = dict(zip(_TUNING, (arrays, thread_policy, speed_limit_min, speed_limit_max, persist)))
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    given = dict(zip(_TUNING, tuning))
     given.update(root=root, diff=diff, binary=binary)
     return _target("query", _merge(given, kwargs, from_pillar))
 

@@ -48,6 +48,8 @@ pub struct FakeRoot {
     scsi_host: u32,
     /// The possible CPUs (`cpu/possible`), which every blk-mq map spreads over its queues.
     cpus: Cell<u32>,
+    /// A kernel of 6.16 or later: redundant arrays have `md/sync_io_depth`.
+    sync_io_depth: bool,
 }
 
 /// How an NVMe controller splits its I/O queues, as the kernel logs it (`nvme nvme0: 2/4/2
@@ -228,9 +230,18 @@ impl FakeRoot {
             pci_slot: 0,
             scsi_host: 0,
             cpus: Cell::new(cpus.max(1)),
+            sync_io_depth: false,
         };
         root.set_cpus(cpus);
         root
+    }
+
+    /// Makes the host a kernel of 6.16 or later, which has the sync I/O depth (md.c
+    /// `sync_io_depth_show`): `proc/sys/dev/raid/sync_io_depth` (default 32), and on every
+    /// redundant array made after this `md/sync_io_depth`, `32 (system)`.
+    pub fn with_sync_io_depth(&mut self) {
+        write(&self.dir.join("proc/sys/dev/raid/sync_io_depth"), "32");
+        self.sync_io_depth = true;
     }
 
     /// `cpus` CPUs, all possible and online (`cpu/possible`, `cpu/online`), none isolated, one
@@ -579,12 +590,14 @@ impl FakeRoot {
         let active = spec.array_state != "inactive";
         let raid456 = active && matches!(level, "raid4" | "raid5" | "raid6");
         let redundant = active && (raid456 || matches!(level, "raid1" | "raid10"));
+        // mdadm's defaults: left-symmetric (2) for raid5/6, near 2 copies (0x102) for raid10.
+        let layout = if level == "raid10" { "258" } else { "2" };
         let files: &[(&str, &str)] = &[
             ("level", level),
             ("array_state", &spec.array_state),
             ("metadata_version", &spec.metadata_version),
             ("chunk_size", "524288"),
-            ("layout", "2"),
+            ("layout", layout),
             ("component_size", "65536"),
             ("array_size", "default"),
             ("consistency_policy", if active { "resync" } else { "none" }),
@@ -621,6 +634,9 @@ impl FakeRoot {
                 ("mismatch_cnt", "0"),
             ] {
                 write(&md.join(f), v);
+            }
+            if self.sync_io_depth {
+                write(&md.join("sync_io_depth"), "32 (system)");
             }
         }
         if raid456 {

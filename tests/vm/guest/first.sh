@@ -8,9 +8,13 @@
 #            i8 a rollback that must restore the stripe cache before the preread threshold
 #   q15      (one kernel series) query's time and system calls on these arrays, real sysfs, next to
 #            the floor program (both its ways) that reads only what query's answer needs
+#   p1       issue 32: a run during a check of md0, with I/O on md0, pauses the check around the
+#            writes and resumes it where it stood; d1 sync_io_depth (6.16+) and the unit of a
+#            raid10's sync limits
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
-#            the persisted rule, change events during a resync and for an inactive array, revert,
-#            re-assembly straight after persist, the rule's time per event
+#            the persisted rule, a boot-time resync the rule pauses and resumes (issue 32), change
+#            events during a resync and for an inactive array, revert, re-assembly straight after
+#            persist, the rule's time per event
 # It ends with a persisted state (u4) that the second boot finds applied after a real reboot.
 #
 # Arrays (drive i = QEMU's NVMe drive with serial MDTi): md0 raid5 on drives 0-2, md2 raid5 on the
@@ -138,6 +142,60 @@ mdt s10a '{"state":"reverted"}'
 val s10a.after md0 $ATTRS; val s10a.after md2 $ATTRS; val s10a.after md1 sync_speed_min sync_speed_max
 fact revert.files "$(find /etc/mdtune /etc/udev/rules.d /usr/local/sbin -type f 2>/dev/null | tr '\n' ' ')"
 mdt s10b '{"state":"reverted"}'
+
+# --- p1 (issue 32): a run during a check pauses it around the writes that suspend the array -----
+# md0 runs a check, throttled by its own sync_speed_max so that it lasts about 15 s, while a
+# loop reads and writes md0 with O_DIRECT (counted in /tmp/p1.io; a failed dd in /tmp/p1.err).
+# mdtune sets group_thread_cnt and skip_copy: the check is paused (kernel log: "md0: data-check
+# interrupted", from 6.7 "md0: check interrupted") and resumes at sync_min, no earlier than where
+# it stood before. Then the check is let go, and the values must still be in force after it ended.
+echo 2000 >/sys/block/md0/md/sync_speed_max
+echo check >/sys/block/md0/md/sync_action
+step p1-progress progress md0
+rm -f /tmp/p1.stop; : >/tmp/p1.err; echo 0 >/tmp/p1.io
+(
+  n=0
+  while [ ! -e /tmp/p1.stop ]; do
+    at=$((n % 64 * 4))
+    dd if=/dev/md0 of=/dev/null bs=64k count=4 skip=$at iflag=direct 2>/dev/null || echo "read $n" >>/tmp/p1.err
+    dd if=/dev/zero of=/dev/md0 bs=64k count=4 seek=$at oflag=direct conv=notrunc 2>/dev/null || echo "write $n" >>/tmp/p1.err
+    n=$((n + 1)); echo $n >/tmp/p1.io
+  done
+) &
+p1io=$!
+sleep 1
+fact p1.io.before "$(cat /tmp/p1.io)"
+val p1.before md0 sync_action sync_completed sync_min group_thread_cnt skip_copy
+mdt p1 '{"arrays":[{"name":"md0","group_thread_cnt":2,"skip_copy":true}]}'
+val p1.after md0 sync_action sync_min sync_completed group_thread_cnt skip_copy
+fact p1.io.after "$(cat /tmp/p1.io)"
+sleep 2
+val p1.later md0 sync_action sync_completed
+fact p1.io.later "$(cat /tmp/p1.io)"
+touch /tmp/p1.stop; wait $p1io
+fact p1.io.errors "$(tr '\n' ' ' </tmp/p1.err)"
+echo system >/sys/block/md0/md/sync_speed_max
+i=0; while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+val p1.end md0 sync_action last_sync_action mismatch_cnt group_thread_cnt skip_copy
+dmesg | grep -E 'md0: (data-)?check|check of RAID array md0' | block p1.dmesg
+echo 0 >/sys/block/md0/md/group_thread_cnt
+echo 0 >/sys/block/md0/md/skip_copy
+
+# --- d1 (issue 32): sync_io_depth (6.16+) per array and system-wide, and the unit of md1's
+# (raid10) sync limits. On a kernel with the file: set, read back, "system" restores; without:
+# a glob skips it with a reason, an exact name and the top-level key are refused (exit 2).
+fact d1.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+val d1.before md1 sync_io_depth layout raid_disks
+mdt d1a '{"arrays":[{"name":"md1*","sync_io_depth":64,"sync_speed_max":40000}],"thread_policy":"off"}'
+val d1a.after md1 sync_io_depth sync_speed_max
+mdt d1b '{"arrays":[{"name":"md1","sync_io_depth":64}],"sync_io_depth":48}'
+val d1b.after md1 sync_io_depth
+fact d1b.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+mdt d1c '{"arrays":[{"name":"md1","sync_io_depth":"system","sync_speed_max":"system"}],"sync_io_depth":32}'
+val d1c.after md1 sync_io_depth sync_speed_max
+fact d1c.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
+# Before 6.16 d1c is refused whole: md1's sync_speed_max goes back by hand.
+echo system >/sys/block/md1/md/sync_speed_max
 
 # === issue 11: the layouts real hosts have ========================================================
 # i1 dm-linear on NVMe partitions as md members (md3), and raid5 over raid1 arrays of partitions
@@ -320,13 +378,25 @@ val u1.after md0 $ATTRS; val u1.after md2 $ATTRS skip_copy; val u1.after md1 syn
 fact log.at.u1end "$(wc -l </tmp/messages)"
 fact u1.mdstat "$(tr '\n' ' ' </proc/mdstat)"
 
-# u3 a change event while a resync runs, and one for an inactive array: no error, exit 0.
-echo 1000 >/proc/sys/dev/raid/speed_limit_max
+# u3 a boot-time resync (issue 32): md2 re-assembled with a resync, as after an unclean shutdown,
+# while udev holds its events back until the resync runs, then plays them, as a boot's coldplug
+# meets such an array: the rule pauses the resync around group_thread_cnt and skip_copy and
+# resumes it, and the values are in force. Then a change event during the resync and one for an
+# inactive array: no error, exit 0. The resync runs at 500 KiB/s (md throttles only above
+# speed_limit_min), so that it lasts about 30 s: udev's events take up to 10 s under TCG.
+echo 100 >/proc/sys/dev/raid/speed_limit_min
+echo 500 >/proc/sys/dev/raid/speed_limit_max
 step u3-stop-md2 mdadm --stop /dev/md2
-step u3-resync-md2 mdadm --assemble /dev/md2 --update=resync $P5
 settle
-val u3.resync md2 sync_action
 fact log.at.u3 "$(wc -l </tmp/messages)"
+udevadm control --stop-exec-queue
+step u3-resync-md2 mdadm --assemble /dev/md2 --update=resync $P5
+step u3-progress progress md2
+val u3.resync md2 sync_action sync_completed group_thread_cnt skip_copy stripe_cache_size
+udevadm control --start-exec-queue
+settle
+val u3.replayed md2 sync_action sync_completed group_thread_cnt skip_copy stripe_cache_size
+dmesg | grep -E 'md2: resync|resync of RAID array md2' | block u3.dmesg
 udevadm trigger --action=change /sys/block/md2
 settle
 val u3.after-change md2 sync_action
@@ -343,6 +413,7 @@ step u3-stop-inactive mdadm --stop /dev/md0
 settle
 step u3-assemble-md0 mdadm --assemble /dev/md0 $R5
 settle
+echo 1000 >/proc/sys/dev/raid/speed_limit_min
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
 
 # u5 after a revert the rule is gone: a re-assembly keeps the kernel defaults and "udevadm test"

@@ -37,6 +37,16 @@ val() {
   done
 }
 block() { name=$1; out "@@BLOCK $name"; cat >&3; out "@@ENDBLOCK $name"; }
+# progress ARRAY: waits (at most 30 s) until ARRAY's sync_completed shows sectors done.
+progress() {
+  i=0
+  while [ $i -lt 300 ]; do
+    read -r c </sys/block/$1/md/sync_completed
+    case ${c%% *} in none | delayed | 0) ;; *) return 0 ;; esac
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}
 # mark NAME: a time mark in the kernel log (microsecond timestamps; printk.devkmsg=on lifts the
 # rate limit). check.py measures between marks.
 mark() { echo "@@T $1" >/dev/kmsg; }
