@@ -1,6 +1,7 @@
 //! The host-wide lock (docs/reference.md §4): one run at a time per host, on `run/mdtune.lock`
 //! under the root. A run that writes takes it before it reads the host for the last time; a
-//! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails.
+//! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails. The
+//! lock file holds the record of the last run that held it (`Lock::record`).
 
 use crate::sys::Root;
 use std::fs::{File, TryLockError};
@@ -50,11 +51,22 @@ fn parse_millis(text: &str) -> Option<u64> {
     Some(ms)
 }
 
-/// A run that stopped before it had a report: the message and the exit status.
 /// The host-wide lock: one run at a time. Released when dropped.
 #[derive(Debug)]
 pub(crate) struct Lock {
-    _file: File,
+    file: File,
+}
+
+impl Lock {
+    /// Replaces what the lock file holds with `record`, through the descriptor that holds the
+    /// lock: the last run that held it (`crate::trail::LastRun`). Best effort: a record that
+    /// cannot be written must not fail the run.
+    pub(crate) fn record(&self, record: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        if self.file.set_len(0).is_ok() {
+            let _ = self.file.write_all_at(record, 0);
+        }
+    }
 }
 
 /// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`.
@@ -72,7 +84,7 @@ pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
     let start = Instant::now();
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
+            Ok(()) => return Ok(Lock { file }),
             Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
                 sleep(Duration::from_millis(20));
             }
