@@ -103,7 +103,7 @@ mod tests {
     }
 
     fn text(line: &msg::Line) -> String {
-        let (parts, rest) = msg::arrays(std::slice::from_ref(line), "compliant");
+        let (parts, rest) = msg::arrays(std::slice::from_ref(line), "compliant", false);
         parts.into_iter().chain(rest).collect()
     }
 

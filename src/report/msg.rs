@@ -22,9 +22,15 @@ pub(super) fn message(
     compliant: bool,
 ) -> String {
     let body = body(spec, lines, system_due, persist);
+    // A query with no desired state of its own compared with the persisted state: say so.
+    let against = persist
+        .compared_with
+        .as_ref()
+        .map(|c| format!(" with the persisted state ({})", c.file))
+        .unwrap_or_default();
     let msg = match (spec.state, spec.writes()) {
-        (State::Query, _) if compliant => format!("compliant: {body}"),
-        (State::Query, _) => format!("not compliant: {body}"),
+        (State::Query, _) if compliant => format!("compliant{against}: {body}"),
+        (State::Query, _) => format!("not compliant{against}: {body}"),
         (State::Reverted, true) if !persist.left.is_empty() => format!("restored: {body}"),
         (State::Reverted, true) => format!("reverted: {body}"),
         (State::Reverted, false) => format!("check mode: would revert: {body}"),
@@ -45,17 +51,28 @@ pub(super) fn message(
 }
 
 /// The message after its head: every part, or, when there is none, that there was nothing to do.
+/// A query names every reason it is not compliant before it counts the arrays that are, so that
+/// no message contradicts itself (`not compliant: persist due: ...; 5 arrays compliant`).
 fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -> String {
     let quiet = match spec.state {
         State::Reverted => "at their saved values",
         _ => "compliant",
     };
-    let (mut parts, rest) = arrays(lines, quiet);
+    let rolled_out = persist.compared_with.is_some();
+    let (mut parts, rest) = arrays(lines, quiet, rolled_out);
     if !system_due.is_empty() {
         parts.push(format!("system: {}", system_due.join(", ")));
     }
-    parts.extend(rest);
-    parts.extend(persisted(persist, spec));
+    if spec.state == State::Query {
+        parts.extend(persisted(persist, spec));
+        if persist.unknown {
+            parts.push("the persisted state cannot be compared (see warnings)".into());
+        }
+        parts.extend(rest);
+    } else {
+        parts.extend(rest);
+        parts.extend(persisted(persist, spec));
+    }
     if parts.is_empty() {
         parts.push(match spec.state {
             State::Reverted => "no saved originals to restore, no persisted file to remove".into(),
@@ -65,12 +82,25 @@ fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -
     parts.join("; ")
 }
 
+/// One thing the message says about an array.
+#[derive(Debug)]
+enum Item {
+    /// A managed setting that is (or would be) different, or held back.
+    Setting {
+        attr: String,
+        before: Value,
+        after: Value,
+        held: Option<Hold>,
+    },
+    /// `skipped: why`, or `attr skipped: why`.
+    Skipped(String),
+}
+
 /// What the message says about one array.
 #[derive(Debug, Default)]
 pub(super) struct Line {
     name: String,
-    /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`.
-    what: Vec<String>,
+    what: Vec<Item>,
     compliant: bool,
 }
 
@@ -85,31 +115,55 @@ impl Line {
 
     /// A managed setting: named when it is due, with why when it is held back.
     pub(super) fn add(&mut self, attr: &str, before: Value, after: Value, held: Option<Hold>) {
-        match held {
-            Some(h) => self.what.push(format!(
-                "{attr} {before} -> {after} held back ({})",
-                short(h)
-            )),
-            None if before != after => self.what.push(format!("{attr} {before} -> {after}")),
-            None => {}
+        if held.is_some() || before != after {
+            self.what.push(Item::Setting {
+                attr: attr.to_string(),
+                before,
+                after,
+                held,
+            });
         }
     }
 
     /// Something skipped with a warning: the array (`what` empty) or one setting.
     pub(super) fn skipped(&mut self, what: &str, why: &str) {
         let why = why.strip_prefix(&format!("{}: ", self.name)).unwrap_or(why);
-        self.what.push(match what {
+        self.what.push(Item::Skipped(match what {
             "" => format!("skipped: {why}"),
             w => format!("{w} skipped: {why}"),
-        });
+        }));
     }
 
-    /// The part of the message for this array, or `None` when it only counts.
-    fn part(&self) -> Option<String> {
-        match (self.what.is_empty(), self.compliant) {
+    /// The part of the message for this array, or `None` when it only counts. `rolled_out`:
+    /// the wanted values are the persisted state's, said as `attr live (rolled out wanted)`.
+    fn part(&self, rolled_out: bool) -> Option<String> {
+        let what: Vec<String> = self
+            .what
+            .iter()
+            .map(|i| match i {
+                Item::Setting {
+                    attr,
+                    before,
+                    after,
+                    held,
+                } => {
+                    let mut s = if rolled_out {
+                        format!("{attr} {before} (rolled out {after})")
+                    } else {
+                        format!("{attr} {before} -> {after}")
+                    };
+                    if let Some(h) = held {
+                        s.push_str(&format!(" held back ({})", short(*h)));
+                    }
+                    s
+                }
+                Item::Skipped(s) => s.clone(),
+            })
+            .collect();
+        match (what.is_empty(), self.compliant) {
             (true, true) => None,
             (true, false) => Some(format!("{}: not compliant", self.name)),
-            (false, _) => Some(format!("{}: {}", self.name, self.what.join(", "))),
+            (false, _) => Some(format!("{}: {}", self.name, what.join(", "))),
         }
     }
 }
@@ -124,9 +178,13 @@ fn short(h: Hold) -> &'static str {
 }
 
 /// The parts for the arrays that are named, and `N arrays <quiet>` for the rest (`compliant`,
-/// or for a revert `at their saved values`), if any.
-pub(super) fn arrays(lines: &[Line], quiet: &str) -> (Vec<String>, Option<String>) {
-    let parts: Vec<String> = lines.iter().filter_map(Line::part).collect();
+/// or for a revert `at their saved values`), if any. `rolled_out`: see [`Line::part`].
+pub(super) fn arrays(
+    lines: &[Line],
+    quiet: &str,
+    rolled_out: bool,
+) -> (Vec<String>, Option<String>) {
+    let parts: Vec<String> = lines.iter().filter_map(|l| l.part(rolled_out)).collect();
     let rest = lines.len() - parts.len();
     let s = if rest == 1 { "" } else { "s" };
     (
@@ -305,7 +363,7 @@ mod tests {
         lines[7].skipped("", "md7: md/stripe_cache_size read empty");
         lines[9].add("stripe_cache_size", Value::Int(256), Value::Int(256), None);
         lines[11] = Line::new("md11", false);
-        let (mut parts, rest) = arrays(&lines, "compliant");
+        let (mut parts, rest) = arrays(&lines, "compliant", false);
         parts.extend(rest);
         assert_eq!(
             parts.join("; "),
@@ -314,7 +372,7 @@ mod tests {
              12 arrays compliant"
         );
         assert_eq!(
-            arrays(&lines[..1], "compliant").1.unwrap(),
+            arrays(&lines[..1], "compliant", false).1.unwrap(),
             "1 array compliant"
         );
     }

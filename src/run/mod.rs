@@ -1,7 +1,8 @@
 //! One run, from input to report, and the edge that ends it (docs/reference.md §1): `module`
 //! validates the input and the root, reads the host, plans, takes the lock, reads and plans
 //! again, applies, persists or reverts, and builds the report; `udev` is the persisted rule's
-//! entry point; `show` gathers what `mdtune --show` prints (a query, read only); `revert` is
+//! entry point; `rolled_out` is what a query without desired state of its own compares with
+//! (the persisted state); `show` gathers what `mdtune --show` prints (a query, read only); `revert` is
 //! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
 //! `lock` is the host-wide lock; `error` why a run stopped, `exit` the exit status, the failure
 //! object and the panic hook. Glue: each decision lives in the step named after it.
@@ -12,6 +13,7 @@ mod lock;
 mod module;
 mod removal;
 mod revert;
+mod rolled_out;
 mod show;
 mod udev;
 
