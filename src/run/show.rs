@@ -2,55 +2,74 @@
 //! the report of a `query` with the default input (every array, `thread_policy: auto`), read with
 //! every tunable, and beside each array what only the host knows: its metadata, every tunable's
 //! live value, a reshape, its container's mdmon, why it cannot be read; and the CPUs and NUMA
-//! nodes `auto`'s ceiling comes from (the ceiling itself is in each `why`). `crate::view` turns
-//! it into text. Nothing is written: no lock, no file.
+//! nodes `auto`'s ceiling comes from (the ceiling itself is in each `why`). Beside that, what was
+//! rolled out (`super::look`): per tunable the persisted value and where the live value came
+//! from, the system limits, whether the host is as rolled out, the persistence status, this
+//! boot's replays and the last run. `crate::view` turns it into text. Nothing is written: no
+//! lock, no file.
 
 use super::error::RunError;
 use super::exit::Exit;
-use super::module::{open_root, tune, Against, Refusal};
-use crate::host::{self, Scope};
-use crate::md::Attr;
-use crate::spec::Spec;
+use super::look::{look, Look};
+use crate::host::Array;
+use crate::md::{default_of, Attr, SpeedLimit};
+use crate::persist;
 use serde_json::{json, Map, Value as Json};
 use std::path::Path;
 
 /// What `--show` prints, as JSON for `crate::view::host`, or why it cannot be had.
 pub fn show(root: &Path) -> Result<Json, (String, Exit)> {
-    gather(root).map_err(|e| (e.to_string(), e.exit()))
+    gather(root, true).map_err(|e| (e.to_string(), e.exit()))
 }
 
-fn gather(root: &Path) -> Result<Json, RunError> {
-    let input = json!({"root": root.display().to_string(), "state": "query"});
-    let spec = Spec::from_json(&input.to_string())?;
-    let root = open_root(&spec.root)?;
-    let inv = host::read(&root, &Scope::default())?;
-    let report = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
-    // Through the report's own text: the one serializer the JSON run uses (no second one for
-    // `Value`, which would cost the binary tens of KiB).
-    let mut view: Json = serde_json::from_str(&report.to_text()).unwrap_or(Json::Null);
+/// What `--metrics` prints (`crate::view::metrics`), or why it cannot be had: the same view,
+/// without asking the journal (a timer runs it every few minutes).
+pub fn metrics(root: &Path) -> Result<String, (String, Exit)> {
+    gather(root, false)
+        .map(|v| crate::view::metrics(&v))
+        .map_err(|e| (e.to_string(), e.exit()))
+}
+
+/// A report as JSON, through its own text: the one serializer the JSON run uses.
+fn json_of(report: &crate::report::Report) -> Json {
+    serde_json::from_str(&report.to_text()).unwrap_or(Json::Null)
+}
+
+fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
+    let look = look(root)?;
+    let mut view = json_of(&look.auto);
+    let wanted = look.wanted.as_ref().map(json_of).unwrap_or(Json::Null);
+    let rolled_out = !wanted["persist"]["compared_with"].is_null();
     for a in view["arrays"].as_array_mut().into_iter().flatten() {
-        let Some(array) = inv.arrays.iter().find(|x| a["name"] == x.name.as_str()) else {
+        let Some(array) = look
+            .inv
+            .arrays
+            .iter()
+            .find(|x| a["name"] == x.name.as_str())
+        else {
             continue;
         };
-        let values: Map<String, Json> = Attr::ALL
-            .iter()
-            .filter_map(|attr| {
-                let v = array.values.get(attr)?;
-                Some((attr.name().to_string(), json!(v)))
-            })
-            .collect();
-        a["values"] = Json::Object(values);
-        a["metadata_version"] = json!(array.metadata_version);
-        a["reshape"] = json!(array.reshape);
-        a["unreadable"] = json!(array.unreadable);
-        if let Some(e) = &array.external {
-            a["mdmon"] = json!(match &e.mdmon {
-                Ok(pid) => format!("runs for {} (pid {pid})", e.container),
-                Err(why) => format!("none runs for {} ({why})", e.container),
-            });
-        }
+        host_facts(a, array);
+        let theirs = wanted["arrays"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["name"] == a["name"]))
+            .map_or(
+                Json::Null,
+                |w| json!({"settings": w["settings"], "compliant": w["compliant"]}),
+            );
+        a["origin"] = origins(&a["values"], &theirs["settings"], rolled_out);
+        a["wanted"] = theirs;
+        a["effective"] = effective(&a["values"], &look);
     }
-    let c = &inv.cpus;
+    view["system_limits"] = system_limits(&look, &wanted["system"], rolled_out);
+    view["wanted_system"] = wanted["system"].clone();
+    view["compared"] = match &look.wanted {
+        Ok(_) => json!({"rolled_out": rolled_out, "compliant": wanted["compliant"],
+            "msg": wanted["msg"], "warnings": wanted["warnings"]}),
+        Err(e) => json!({"rolled_out": true, "error": e.to_string()}),
+    };
+    view["persistence"] = persistence(&look, journal);
+    let c = &look.inv.cpus;
     view["host"] = json!({
         "online_cpus": c.online,
         "unbound_cpus": c.unbound,
@@ -58,4 +77,105 @@ fn gather(root: &Path) -> Result<Json, RunError> {
         "possible_nodes": c.possible_nodes,
     });
     Ok(view)
+}
+
+/// What only the host knows of an array: every tunable's live value, its metadata, a reshape,
+/// its container's mdmon, why it cannot be read.
+fn host_facts(a: &mut Json, array: &Array) {
+    let values: Map<String, Json> = Attr::ALL
+        .iter()
+        .filter_map(|attr| {
+            let v = array.values.get(attr)?;
+            Some((attr.name().to_string(), json!(v)))
+        })
+        .collect();
+    a["values"] = Json::Object(values);
+    a["metadata_version"] = json!(array.metadata_version);
+    a["reshape"] = json!(array.reshape);
+    a["unreadable"] = json!(array.unreadable);
+    if let Some(e) = &array.external {
+        a["mdmon"] = json!(match &e.mdmon {
+            Ok(pid) => format!("runs for {} (pid {pid})", e.container),
+            Err(why) => format!("none runs for {} ({why})", e.container),
+        });
+    }
+}
+
+/// Per live value: what the rolled-out state wants (`rolled_out`, with the entry it comes from)
+/// and where the live value came from (`source`).
+fn origins(values: &Json, theirs: &Json, rolled_out: bool) -> Json {
+    let mut out = Map::new();
+    for (attr, live) in values.as_object().into_iter().flatten() {
+        let s = &theirs[attr];
+        let wanted = s["held_back"].get("wanted").unwrap_or(&s["after"]);
+        let mut o = json!({"source": live_source(attr, live, s, rolled_out)});
+        if rolled_out && s.is_object() {
+            o["rolled_out"] = wanted.clone();
+            o["rolled_out_source"] = s["source"].clone();
+        }
+        out.insert(attr.clone(), o);
+    }
+    Json::Object(out)
+}
+
+/// Where a live value came from: the entry of the persisted input that wants it (`auto`,
+/// `arrays[N]`, `thread_policy`, or for a system limit its key) when it is in place as rolled
+/// out, else `kernel default` when it is the kernel's, else `other` (a person, mdadm at
+/// assembly, a run of mdtune that did not persist).
+fn live_source(setting: &str, live: &Json, wanted: &Json, rolled_out: bool) -> Json {
+    if rolled_out && wanted["compliant"] == true {
+        if let Some(src) = wanted["source"].as_str() {
+            return json!(src);
+        }
+        return json!(setting);
+    }
+    let default = default_of(setting).map(|v| json!(v));
+    if default.as_ref() == Some(live) {
+        json!("kernel default")
+    } else {
+        json!("other")
+    }
+}
+
+/// The values in force for the array's `sync_speed_*` that follow the system limit.
+fn effective(values: &Json, look: &Look) -> Json {
+    let mut out = Map::new();
+    for (attr, limit) in [
+        ("sync_speed_min", SpeedLimit::Min),
+        ("sync_speed_max", SpeedLimit::Max),
+    ] {
+        if values[attr] == "system" {
+            if let Some(v) = look.inv.speed_limits.get(&limit) {
+                out.insert(attr.to_string(), json!(v));
+            }
+        }
+    }
+    Json::Object(out)
+}
+
+/// Each system limit the kernel has: live, rolled out, and where the live value came from.
+fn system_limits(look: &Look, theirs: &Json, rolled_out: bool) -> Json {
+    let mut out = Map::new();
+    for (limit, v) in &look.inv.speed_limits {
+        let live = json!(v);
+        let s = &theirs[limit.name()];
+        let mut o =
+            json!({"live": live, "source": live_source(limit.name(), &live, s, rolled_out)});
+        if rolled_out && s.is_object() {
+            o["rolled_out"] = s["after"].clone();
+        }
+        out.insert(limit.name().to_string(), o);
+    }
+    Json::Object(out)
+}
+
+/// Whether the state is persisted and in force after a reboot, this boot's replays (when the
+/// journal is asked), the last run.
+fn persistence(look: &Look, journal: bool) -> Json {
+    let mut p = serde_json::to_value(&look.status).unwrap_or(Json::Null);
+    if journal {
+        p["boot"] = serde_json::to_value(persist::this_boot(&look.root)).unwrap_or(Json::Null);
+    }
+    p["last_run"] = serde_json::to_value(&look.last).unwrap_or(Json::Null);
+    p
 }

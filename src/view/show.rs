@@ -4,7 +4,10 @@
 //! why; each tunable's live value and what `auto` would set, with why. Rendered from the report
 //! of a `query` with the default input, each array carrying what only the host knows beside it
 //! (`metadata_version`, every tunable's live value in `values`, `reshape`, `mdmon`,
-//! `unreadable`), and `host` (the CPUs and nodes `auto`'s ceiling comes from).
+//! `unreadable`), per tunable the rolled-out value and the live value's source (`origin`) and
+//! the system limit a `system` value follows (`effective`); and `host` (the CPUs and nodes
+//! `auto`'s ceiling comes from). The head above the arrays (the system limits, the persistence
+//! status, drift from what was rolled out) is `super::status`.
 
 use super::cells::{level, shown, sync, Table};
 use crate::md::Attr;
@@ -16,6 +19,7 @@ pub fn host(view: &Json) -> String {
     let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
+    out.push_str(&super::status::head(view));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");
@@ -172,7 +176,9 @@ fn queues(q: u64) -> String {
     format!("{q} queue{}", if q == 1 { "" } else { "s" })
 }
 
-/// Every tunable the array has: live value, what `auto` (the default input) would set, why.
+/// Every tunable the array has: live value (and what it follows: `system (1000)`), what `auto`
+/// (the default input) would set, the value rolled out, where the live one came from, and why
+/// `auto` wants its value.
 fn tunables(out: &mut String, a: &Json) {
     let values = &a["values"];
     // In the order writes happen, which is the order a person reads them.
@@ -184,19 +190,33 @@ fn tunables(out: &mut String, a: &Json) {
     if present.is_empty() {
         return;
     }
-    let mut t = Table::new(&["  tunable", "live", "auto", ""]);
+    let dash = |v: &Json| {
+        if v.is_null() {
+            "-".to_string()
+        } else {
+            shown(v)
+        }
+    };
+    let mut t = Table::new(&["  tunable", "live", "auto", "rolled out", "source", ""]);
     for attr in present {
         let s = &a["settings"][attr];
         let (wanted, why) = if s.is_object() {
             let wanted = s["held_back"].get("wanted").unwrap_or(&s["after"]);
             (shown(wanted), why(a, s))
         } else {
-            (String::new(), String::new())
+            ("-".to_string(), String::new())
         };
+        let mut live = shown(&values[attr]);
+        if let Some(n) = a["effective"][attr].as_u64() {
+            let _ = write!(live, " ({n})");
+        }
+        let origin = &a["origin"][attr];
         t.row(vec![
             format!("    {attr}"),
-            shown(&values[attr]),
+            live,
             wanted,
+            dash(&origin["rolled_out"]),
+            dash(&origin["source"]),
             why,
         ]);
     }
@@ -294,7 +314,7 @@ mod tests {
             .find(|l| l.trim_start().starts_with("group_thread_cnt"))
             .unwrap();
         let words: Vec<&str> = threads.split_whitespace().collect();
-        assert_eq!(words[..3], ["group_thread_cnt", "0", "4"], "{t}");
+        assert_eq!(words[..5], ["group_thread_cnt", "0", "4", "-", "-"], "{t}");
         assert!(threads.ends_with("4 queues over 2 counted members"), "{t}");
         let cache = t
             .lines()
@@ -302,7 +322,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             cache.split_whitespace().collect::<Vec<_>>(),
-            ["stripe_cache_size", "256"]
+            ["stripe_cache_size", "256", "-", "-", "-"]
         );
     }
 }

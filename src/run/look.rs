@@ -1,0 +1,70 @@
+//! The host as the person on call and the fleet's monitoring look at it (`mdtune --show`,
+//! `--verify`, `--metrics`; docs/reference.md §1): read once, with every tunable and every
+//! system limit the kernel has, then queried twice: with the default input (what `auto` would
+//! set) and with the rolled-out state (the persisted state, or the default input when nothing
+//! usable is persisted: `super::rolled_out`, the same comparison as `{"state": "query"}`).
+//! Beside them, whether the state is persisted and in force after a reboot, and the last run.
+//! Read only: no lock, no file written.
+
+use super::error::RunError;
+use super::module::{against, open_root, tune, Against, Refusal};
+use super::rolled_out::persisted_query;
+use crate::host::{self, Inventory, Scope};
+use crate::md::SpeedLimit;
+use crate::persist::{self, Status};
+use crate::report::Report;
+use crate::spec::Spec;
+use crate::sys::Root;
+use crate::trail::LastRun;
+use serde_json::json;
+use std::path::Path;
+
+/// What `--show`, `--verify` and `--metrics` are made of.
+pub(crate) struct Look {
+    pub(crate) root: Root,
+    /// Every tunable of every array, every system limit the kernel has.
+    pub(crate) inv: Inventory,
+    /// The query of the default input: what `auto` would set.
+    pub(crate) auto: Report,
+    /// The query of the rolled-out state, or why the persisted state cannot be queried on this
+    /// host (an exact name it has no array of, ...).
+    pub(crate) wanted: Result<Report, RunError>,
+    pub(crate) status: Status,
+    /// The last run that held the lock, since boot.
+    pub(crate) last: Option<LastRun>,
+}
+
+/// Reads the host under `root` and queries it. An unusable root is exit 2, a host that cannot
+/// be read exit 1 ([`RunError::exit`]).
+pub(crate) fn look(root_path: &Path) -> Result<Look, RunError> {
+    let input = json!({"root": root_path.display().to_string(), "state": "query"});
+    let spec = Spec::from_json(&input.to_string())?;
+    let root = open_root(&spec.root)?;
+    // The limits the kernel has: /proc/sys/dev/raid exists once md is loaded.
+    let scope = Scope {
+        speed_limits: SpeedLimit::ALL
+            .into_iter()
+            .filter(|l| root.speed_limit(*l).exists())
+            .collect(),
+        ..Scope::default()
+    };
+    let inv = host::read(&root, &scope)?;
+    let auto = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
+    let wanted = match persisted_query(&spec, &root) {
+        Some((ps, with)) => tune(&ps, &root, &inv, Refusal::Replay, &Against::Itself(with)),
+        // Nothing persisted, or nothing usable: the defaults, and a warning when it is unusable.
+        None => tune(&spec, &root, &inv, Refusal::Input, &against(&spec, &root)),
+    };
+    let last = persist::read_opt(&root, &root.lock_file())
+        .ok()
+        .flatten()
+        .and_then(|b| LastRun::parse(&b));
+    Ok(Look {
+        status: persist::status(&root),
+        root,
+        inv,
+        auto,
+        wanted,
+        last,
+    })
+}
