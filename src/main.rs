@@ -34,9 +34,9 @@ usage:
                                 apply the persisted desired state to array NAME (udev rule)
   mdtune --help | --version
 
-The result is one JSON object on stdout (text with --text, --show, --verify, --metrics).
-Exit status: 0 success (changed or not), 1 failure, 2 unusable input. Preview a run without
-writing:
+The result is one JSON object on stdout (text with --text, --show, --verify and
+--metrics). Exit status: 0 success (changed or not), 1 failure, 2 unusable input.
+Preview a run without writing:
 echo '{\"check_mode\": true}' | mdtune --text -
 Input keys, output keys and examples: man mdtune, or docs/reference.md in the source.
 ";

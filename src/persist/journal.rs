@@ -1,73 +1,63 @@
 //! What this boot's udev replays did, from the journal (`mdtune --show`): the trail's lines of
 //! the current boot that udev's runs wrote (`journalctl -b 0 -t mdtune`). Replays that found
 //! nothing to change write no line, so an empty list says none changed or failed. Only on the
-//! host itself (root `/`) with `journalctl` installed, and within a few seconds; otherwise
-//! whether the persisted state was replayed is unknown, and the answer says why.
+//! host itself (root `/`) with `journalctl` installed; otherwise whether the persisted state was
+//! replayed is unknown, and the answer says why. `journalctl` reads the journal's files itself
+//! (no daemon to wait for), and at most the last 200 lines ([`ARGS`]).
 
 use crate::sys::Root;
-use serde::Serialize;
-use std::io::Read;
+use serde_json::{Map, Value as Json};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// Where `journalctl` is looked for.
 const JOURNALCTL: [&str; 2] = ["/usr/bin/journalctl", "/bin/journalctl"];
-/// How long `--show` waits for it.
-const WAIT: Duration = Duration::from_secs(5);
-/// At most this many of the boot's lines are shown, the latest.
+/// What `journalctl` is asked: the trail's lines of this boot (at most the latest 200), with
+/// their times.
+const ARGS: [&str; 10] = [
+    "-b",
+    "0",
+    "-t",
+    "mdtune",
+    "-n",
+    "200",
+    "-o",
+    "short-iso",
+    "--no-pager",
+    "-q",
+];
+/// At most this many of the boot's replay lines are shown, the latest.
 const MAX_LINES: usize = 20;
 /// What the trail's line of a udev run starts with (`crate::trail::Caller::udev`).
 const UDEV_CALLER: &str = ": udev --udev ";
 
-/// This boot's replays, as the journal tells them.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Boot {
-    /// The command that was asked, when it was.
-    pub command: Option<String>,
-    /// The replays' lines, oldest first; `None` when they are unknown.
-    pub lines: Option<Vec<String>>,
-    /// Why they are unknown.
-    pub unknown: Option<String>,
-}
-
-/// Asks the journal what this boot's replays did.
-pub(crate) fn this_boot(root: &Root) -> Boot {
-    let unknown = |why: String| Boot {
-        unknown: Some(why),
-        ..Boot::default()
-    };
-    if root.base() != Path::new("/") {
-        return unknown(format!(
+/// Asks the journal what this boot's replays did: `lines` (the replays' lines, oldest first),
+/// or `unknown` (why they are unknown).
+pub(crate) fn this_boot(root: &Root) -> Json {
+    let found = JOURNALCTL.into_iter().find(|p| Path::new(p).exists());
+    let answer = match found {
+        _ if root.base() != Path::new("/") => Err(format!(
             "the root is {}, not /: the journal is the running host's",
             root.base().display()
-        ));
-    }
-    let Some(journalctl) = JOURNALCTL.into_iter().find(|p| Path::new(p).exists()) else {
-        return unknown("journalctl is not installed".into());
+        )),
+        None => Err("journalctl is not installed".into()),
+        Some(journalctl) => Command::new(journalctl)
+            .args(ARGS)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {journalctl}: {e}"))
+            .and_then(|out| match out.status.success() {
+                true => Ok(replays(&String::from_utf8_lossy(&out.stdout))),
+                false => Err(format!("{journalctl} failed ({})", out.status)),
+            }),
     };
-    let args = [
-        "-b",
-        "0",
-        "-t",
-        "mdtune",
-        "-o",
-        "short-iso",
-        "--no-pager",
-        "-q",
-    ];
-    let command = format!("journalctl {}", args.join(" "));
-    match run(journalctl, &args) {
-        Ok(out) => Boot {
-            command: Some(command),
-            lines: Some(replays(&out)),
-            unknown: None,
-        },
-        Err(why) => Boot {
-            command: Some(command),
-            ..unknown(why)
-        },
-    }
+    let mut m = Map::new();
+    match answer {
+        Ok(lines) => m.insert("lines".into(), lines.into()),
+        Err(why) => m.insert("unknown".into(), why.into()),
+    };
+    Json::Object(m)
 }
 
 /// The trail's lines of udev runs in `journalctl`'s output, the latest [`MAX_LINES`].
@@ -78,45 +68,6 @@ fn replays(output: &str) -> Vec<String> {
         .map(String::from)
         .collect();
     lines[lines.len().saturating_sub(MAX_LINES)..].to_vec()
-}
-
-/// Runs `program` and returns its output, or why not, within [`WAIT`].
-fn run(program: &str, args: &[&str]) -> Result<String, String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("no output")?;
-    // Read beside the wait, so that a full pipe never holds the child.
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < WAIT => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{program} did not answer within {} s",
-                    WAIT.as_secs()
-                ));
-            }
-        }
-    };
-    let text = reader.join().unwrap_or_default();
-    if status.success() {
-        Ok(text)
-    } else {
-        Err(format!("{program} failed ({status})"))
-    }
 }
 
 #[cfg(test)]
@@ -143,7 +94,7 @@ mod tests {
     fn another_root_has_no_journal_of_its_own() {
         let dir = std::env::temp_dir();
         let b = this_boot(&Root::new(&dir).unwrap());
-        assert!(b.lines.is_none() && b.command.is_none(), "{b:?}");
-        assert!(b.unknown.unwrap().contains("not /"));
+        assert!(b["lines"].is_null(), "{b}");
+        assert!(b["unknown"].as_str().unwrap().contains("not /"), "{b}");
     }
 }

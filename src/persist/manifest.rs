@@ -47,16 +47,23 @@ impl Manifest {
     /// versions. Anything else is not a manifest mdtune wrote: treating it as empty would lose
     /// track of what `persist` installed.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Manifest, String> {
-        if let Ok(created) = serde_json::from_slice::<Vec<String>>(bytes) {
+        let json: Json = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let strings = |v: &Json| -> Option<Vec<String>> {
+            v.as_array()?
+                .iter()
+                .map(|s| s.as_str().map(String::from))
+                .collect()
+        };
+        if json.is_array() {
+            let created = strings(&json).ok_or("a list of files, but not all are names")?;
             return Ok(Manifest {
                 created,
                 written: None,
             });
         }
-        let json: Json = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         let created = json
             .get("created")
-            .and_then(|c| serde_json::from_value::<Vec<String>>(c.clone()).ok())
+            .and_then(strings)
             .ok_or("no \"created\" list of files")?;
         let text = |k: &str| json.get(k).and_then(Json::as_str).map(String::from);
         let written = match (

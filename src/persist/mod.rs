@@ -20,7 +20,6 @@ mod status;
 pub use diverge::Diverged;
 pub(crate) use diverge::{diverged, diverged_warning};
 pub(crate) use journal::this_boot;
-pub use journal::Boot;
 pub use manifest::Written;
 pub(crate) use originals::Originals;
 pub use rule::Reload;
@@ -31,4 +30,3 @@ pub(crate) use state::{
     written, FilePlan, PersistError, STATE_FILE,
 };
 pub(crate) use status::status;
-pub use status::{Rule, Status};

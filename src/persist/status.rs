@@ -2,106 +2,84 @@
 //! `--metrics` report it: the persisted input and when and by which version it was written (the
 //! manifest), the udev rule (installed, which binary it runs, whether that binary is there,
 //! whether the rule is the one `persist` writes), and the originals saved before the first
-//! change. Read only; a file that cannot be read is said in `problems`, never a failure.
+//! change. Read only; a file that cannot be read is said in `problems`, never a failure. Built
+//! as the JSON `--show` renders, field by field (no serializer of its own).
 
-use super::manifest::Written;
 use super::originals::Originals;
 use super::rule::{udev_rule, RULE_FILE};
 use super::state::{display, read_opt, written, STATE_FILE};
-use crate::md::Value;
 use crate::sys::Root;
-use serde::Serialize;
-use std::collections::BTreeMap;
+use serde_json::{Map, Value as Json};
 
-/// The persistence status of a host.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Status {
-    /// The persisted input exists.
-    pub persisted: bool,
-    /// `/etc/mdtune/mdtune.json`.
-    pub state_file: String,
-    /// When and by which version it was written, if the manifest says.
-    pub written: Option<String>,
-    pub written_unix: Option<u64>,
-    pub version: Option<String>,
-    pub rule: Rule,
-    /// The originals a revert puts back, by array (kernel name, or uuid when the name was not
-    /// saved) or `system`.
-    pub originals: BTreeMap<String, BTreeMap<String, Value>>,
-    /// What could not be read, and why.
-    pub problems: Vec<String>,
-}
-
-/// The udev rule that replays the persisted state.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Rule {
-    /// `/etc/udev/rules.d/90-mdtune.rules`.
-    pub file: String,
-    pub installed: bool,
-    /// The binary the rule runs (`/usr/sbin/mdtune`, `/usr/local/sbin/mdtune`).
-    pub runs: Option<String>,
-    /// That binary is an executable file under the root.
-    pub binary_present: bool,
-    /// The rule is exactly what `persist` writes for that binary (not edited by hand).
-    pub as_written: bool,
-}
-
-/// Reads the persistence status of the host under `root`.
-pub(crate) fn status(root: &Root) -> Status {
-    let mut st = Status::default();
+/// Reads the persistence status of the host under `root`: `persisted`, `state_file`,
+/// `written` (RFC 3339), `written_unix`, `version` (null when the manifest does not say),
+/// `rule` ([`rule`]), `originals` (the values a revert puts back, by array (its kernel name, or
+/// its uuid when the name was not saved) or `system`), and `problems`.
+pub(crate) fn status(root: &Root) -> Json {
+    let mut m = Map::new();
+    let mut problems: Vec<Json> = Vec::new();
     let state = root.etc().join(STATE_FILE);
-    st.state_file = display(root, &state);
-    match read_opt(root, &state) {
-        Ok(s) => st.persisted = s.is_some(),
-        Err(e) => st.problems.push(e.to_string()),
-    }
-    match written(root) {
-        Ok(Some(Written {
-            time,
-            unix,
-            version,
-        })) => (st.written, st.written_unix, st.version) = (Some(time), Some(unix), Some(version)),
-        Ok(None) => {}
-        Err(e) => st.problems.push(e.to_string()),
-    }
-    st.rule = rule(root, &mut st.problems);
+    m.insert("state_file".into(), display(root, &state).into());
+    let persisted = match read_opt(root, &state) {
+        Ok(s) => s.is_some(),
+        Err(e) => {
+            problems.push(e.to_string().into());
+            false
+        }
+    };
+    m.insert("persisted".into(), persisted.into());
+    let w = written(root).unwrap_or_else(|e| {
+        problems.push(e.to_string().into());
+        None
+    });
+    m.insert("written".into(), w.as_ref().map(|w| w.time.clone()).into());
+    m.insert("written_unix".into(), w.as_ref().map(|w| w.unix).into());
+    m.insert("version".into(), w.map(|w| w.version).into());
+    m.insert("rule".into(), rule(root, &mut problems));
+    let mut originals = Map::new();
     match Originals::load(root) {
         Ok(o) => {
             for (key, saved) in o.saved() {
                 let name = saved.array.clone().unwrap_or_else(|| key.clone());
-                st.originals
+                let entry = originals
                     .entry(name)
-                    .or_default()
-                    .extend(saved.values.iter().map(|(k, v)| (k.clone(), *v)));
+                    .or_insert_with(|| Json::Object(Map::new()));
+                for (k, v) in &saved.values {
+                    entry[k.as_str()] = v.to_json();
+                }
             }
         }
-        Err(e) => st.problems.push(e.to_string()),
+        Err(e) => problems.push(e.to_string().into()),
     }
-    st
+    m.insert("originals".into(), Json::Object(originals));
+    m.insert("problems".into(), Json::Array(problems));
+    Json::Object(m)
 }
 
-/// The udev rule's status.
-fn rule(root: &Root, problems: &mut Vec<String>) -> Rule {
+/// The udev rule that replays the persisted state: `file`, `installed`, `runs` (the binary it
+/// runs), `binary_present` (that binary is a file under the root) and `as_written` (the rule
+/// is exactly what `persist` writes for that binary, not edited by hand).
+fn rule(root: &Root, problems: &mut Vec<Json>) -> Json {
     let path = root.udev_rule(RULE_FILE);
-    let mut r = Rule {
-        file: display(root, &path),
-        ..Rule::default()
-    };
+    let mut r = Map::new();
+    r.insert("file".into(), display(root, &path).into());
     let text = match read_opt(root, &path) {
-        Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
-        Ok(None) => return r,
+        Ok(b) => b.map(|b| String::from_utf8_lossy(&b).into_owned()),
         Err(e) => {
-            problems.push(e.to_string());
-            return r;
+            problems.push(e.to_string().into());
+            None
         }
     };
-    r.installed = true;
-    r.runs = runs(&text);
-    if let Some(binary) = &r.runs {
-        r.as_written = text == udev_rule(binary);
-        r.binary_present = root.base().join(binary.trim_start_matches('/')).is_file();
-    }
-    r
+    let runs = text.as_deref().and_then(runs);
+    let present = runs
+        .as_ref()
+        .is_some_and(|b| root.base().join(b.trim_start_matches('/')).is_file());
+    let as_written = matches!((&text, &runs), (Some(t), Some(b)) if *t == udev_rule(b));
+    r.insert("installed".into(), text.is_some().into());
+    r.insert("runs".into(), runs.into());
+    r.insert("binary_present".into(), present.into());
+    r.insert("as_written".into(), as_written.into());
+    Json::Object(r)
 }
 
 /// The binary a rule runs: what stands before ` --udev %k` in its `RUN+="..."`.

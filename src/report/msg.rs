@@ -58,8 +58,7 @@ fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -
         State::Reverted => "at their saved values",
         _ => "compliant",
     };
-    let rolled_out = persist.compared_with.is_some();
-    let (mut parts, rest) = arrays(lines, quiet, rolled_out);
+    let (mut parts, rest) = arrays(lines, quiet);
     if !system_due.is_empty() {
         parts.push(format!("system: {}", system_due.join(", ")));
     }
@@ -82,88 +81,61 @@ fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -
     parts.join("; ")
 }
 
-/// One thing the message says about an array.
-#[derive(Debug)]
-enum Item {
-    /// A managed setting that is (or would be) different, or held back.
-    Setting {
-        attr: String,
-        before: Value,
-        after: Value,
-        held: Option<Hold>,
-    },
-    /// `skipped: why`, or `attr skipped: why`.
-    Skipped(String),
-}
-
 /// What the message says about one array.
 #[derive(Debug, Default)]
 pub(super) struct Line {
     name: String,
-    what: Vec<Item>,
+    /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`; or,
+    /// compared with the persisted state, `attr live (rolled out wanted)`.
+    what: Vec<String>,
     compliant: bool,
+    rolled_out: bool,
 }
 
 impl Line {
-    pub(super) fn new(name: &str, compliant: bool) -> Line {
+    /// The line of array `name`; `rolled_out`: the wanted values are the persisted state's.
+    pub(super) fn new(name: &str, compliant: bool, rolled_out: bool) -> Line {
         Line {
             name: name.to_string(),
             compliant,
+            rolled_out,
             what: Vec::new(),
         }
     }
 
     /// A managed setting: named when it is due, with why when it is held back.
     pub(super) fn add(&mut self, attr: &str, before: Value, after: Value, held: Option<Hold>) {
-        if held.is_some() || before != after {
-            self.what.push(Item::Setting {
-                attr: attr.to_string(),
-                before,
-                after,
-                held,
-            });
+        if held.is_none() && before == after {
+            return;
         }
+        let mut s = if self.rolled_out {
+            format!("{attr} {before} (rolled out {after})")
+        } else {
+            format!("{attr} {before} -> {after}")
+        };
+        if let Some(h) = held {
+            s.push_str(" held back (");
+            s.push_str(short(h));
+            s.push(')');
+        }
+        self.what.push(s);
     }
 
     /// Something skipped with a warning: the array (`what` empty) or one setting.
     pub(super) fn skipped(&mut self, what: &str, why: &str) {
         let why = why.strip_prefix(&format!("{}: ", self.name)).unwrap_or(why);
-        self.what.push(Item::Skipped(match what {
+        self.what.push(match what {
             "" => format!("skipped: {why}"),
             w => format!("{w} skipped: {why}"),
-        }));
+        });
     }
 
-    /// The part of the message for this array, or `None` when it only counts. `rolled_out`:
-    /// the wanted values are the persisted state's, said as `attr live (rolled out wanted)`.
-    fn part(&self, rolled_out: bool) -> Option<String> {
-        let what: Vec<String> = self
-            .what
-            .iter()
-            .map(|i| match i {
-                Item::Setting {
-                    attr,
-                    before,
-                    after,
-                    held,
-                } => {
-                    let mut s = if rolled_out {
-                        format!("{attr} {before} (rolled out {after})")
-                    } else {
-                        format!("{attr} {before} -> {after}")
-                    };
-                    if let Some(h) = held {
-                        s.push_str(&format!(" held back ({})", short(*h)));
-                    }
-                    s
-                }
-                Item::Skipped(s) => s.clone(),
-            })
-            .collect();
-        match (what.is_empty(), self.compliant) {
+    /// The part of the message for this array, or `None` when it only counts.
+    fn part(&self) -> Option<String> {
+        match (self.what.is_empty(), self.compliant) {
             (true, true) => None,
             (true, false) => Some(format!("{}: not compliant", self.name)),
-            (false, _) => Some(format!("{}: {}", self.name, what.join(", "))),
+            (false, _) => Some(format!("{}: {}", self.name, self.what.join(", "))),
         }
     }
 }
@@ -178,13 +150,9 @@ fn short(h: Hold) -> &'static str {
 }
 
 /// The parts for the arrays that are named, and `N arrays <quiet>` for the rest (`compliant`,
-/// or for a revert `at their saved values`), if any. `rolled_out`: see [`Line::part`].
-pub(super) fn arrays(
-    lines: &[Line],
-    quiet: &str,
-    rolled_out: bool,
-) -> (Vec<String>, Option<String>) {
-    let parts: Vec<String> = lines.iter().filter_map(|l| l.part(rolled_out)).collect();
+/// or for a revert `at their saved values`), if any.
+pub(super) fn arrays(lines: &[Line], quiet: &str) -> (Vec<String>, Option<String>) {
+    let parts: Vec<String> = lines.iter().filter_map(Line::part).collect();
     let rest = lines.len() - parts.len();
     let s = if rest == 1 { "" } else { "s" };
     (
@@ -269,9 +237,9 @@ mod tests {
 
     /// md0 due (0 -> 8), md1 compliant.
     fn two_lines() -> Vec<Line> {
-        let mut due = Line::new("md0", false);
+        let mut due = Line::new("md0", false, false);
         due.add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
-        vec![due, Line::new("md1", true)]
+        vec![due, Line::new("md1", true, false)]
     }
 
     #[test]
@@ -351,7 +319,7 @@ mod tests {
     #[test]
     fn only_arrays_that_need_a_look_are_named_and_the_rest_counted() {
         let mut lines: Vec<Line> = (0..16)
-            .map(|i| Line::new(&format!("md{i}"), true))
+            .map(|i| Line::new(&format!("md{i}"), true, false))
             .collect();
         lines[3].add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
         lines[5].add(
@@ -362,8 +330,8 @@ mod tests {
         );
         lines[7].skipped("", "md7: md/stripe_cache_size read empty");
         lines[9].add("stripe_cache_size", Value::Int(256), Value::Int(256), None);
-        lines[11] = Line::new("md11", false);
-        let (mut parts, rest) = arrays(&lines, "compliant", false);
+        lines[11] = Line::new("md11", false, false);
+        let (mut parts, rest) = arrays(&lines, "compliant");
         parts.extend(rest);
         assert_eq!(
             parts.join("; "),
@@ -372,7 +340,7 @@ mod tests {
              12 arrays compliant"
         );
         assert_eq!(
-            arrays(&lines[..1], "compliant", false).1.unwrap(),
+            arrays(&lines[..1], "compliant").1.unwrap(),
             "1 array compliant"
         );
     }

@@ -59,7 +59,7 @@ pub(crate) struct Lock {
 
 impl Lock {
     /// Replaces what the lock file holds with `record`, through the descriptor that holds the
-    /// lock: the last run that held it (`crate::trail::LastRun`). Best effort: a record that
+    /// lock: the last run that held it (`crate::trail::record`). Best effort: a record that
     /// cannot be written must not fail the run.
     pub(crate) fn record(&self, record: &[u8]) {
         use std::os::unix::fs::FileExt;

@@ -11,12 +11,11 @@ use super::module::{against, open_root, tune, Against, Refusal};
 use super::rolled_out::persisted_query;
 use crate::host::{self, Inventory, Scope};
 use crate::md::SpeedLimit;
-use crate::persist::{self, Status};
+use crate::persist;
 use crate::report::Report;
 use crate::spec::Spec;
 use crate::sys::Root;
-use crate::trail::LastRun;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 use std::path::Path;
 
 /// What `--show`, `--verify` and `--metrics` are made of.
@@ -29,16 +28,18 @@ pub(crate) struct Look {
     /// The query of the rolled-out state, or why the persisted state cannot be queried on this
     /// host (an exact name it has no array of, ...).
     pub(crate) wanted: Result<Report, RunError>,
-    pub(crate) status: Status,
+    /// Whether the desired state is persisted and in force (`crate::persist::status`).
+    pub(crate) status: Json,
     /// The last run that held the lock, since boot.
-    pub(crate) last: Option<LastRun>,
+    pub(crate) last: Json,
 }
 
 /// Reads the host under `root` and queries it. An unusable root is exit 2, a host that cannot
 /// be read exit 1 ([`RunError::exit`]).
 pub(crate) fn look(root_path: &Path) -> Result<Look, RunError> {
     let input = json!({"root": root_path.display().to_string(), "state": "query"});
-    let spec = Spec::from_json(&input.to_string())?;
+    let query = || Spec::from_json(&input.to_string());
+    let spec = query()?;
     let root = open_root(&spec.root)?;
     // The limits the kernel has: /proc/sys/dev/raid exists once md is loaded.
     let scope = Scope {
@@ -49,16 +50,19 @@ pub(crate) fn look(root_path: &Path) -> Result<Look, RunError> {
         ..Scope::default()
     };
     let inv = host::read(&root, &scope)?;
-    let auto = tune(&spec, &root, &inv, Refusal::Input, &Against::Nothing)?;
-    let wanted = match persisted_query(&spec, &root) {
-        Some((ps, with)) => tune(&ps, &root, &inv, Refusal::Replay, &Against::Itself(with)),
-        // Nothing persisted, or nothing usable: the defaults, and a warning when it is unusable.
-        None => tune(&spec, &root, &inv, Refusal::Input, &against(&spec, &root)),
+    // The default input, then the rolled-out state: the persisted state, or, with nothing usable
+    // persisted, the defaults again (with a warning when the persisted state is unusable).
+    let rolled_out = match persisted_query(&spec, &root) {
+        Some((ps, with)) => (ps, Refusal::Replay, Against::Itself(with)),
+        None => (query()?, Refusal::Input, against(&spec, &root)),
     };
+    let [auto, wanted] = [(spec, Refusal::Input, Against::Nothing), rolled_out]
+        .map(|(s, refusal, with)| tune(&s, &root, &inv, refusal, &with));
+    let auto = auto?;
     let last = persist::read_opt(&root, &root.lock_file())
         .ok()
         .flatten()
-        .and_then(|b| LastRun::parse(&b));
+        .map_or(Json::Null, |b| crate::trail::read_last_run(&b));
     Ok(Look {
         status: persist::status(&root),
         root,

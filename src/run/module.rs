@@ -16,7 +16,7 @@ use crate::plan::{self, PlanError};
 use crate::report::{self, ComparedWith, Persist, Report};
 use crate::spec::{Spec, State};
 use crate::sys::Root;
-use crate::trail::{self, Caller, LastRun};
+use crate::trail::{self, Caller};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
@@ -147,14 +147,14 @@ pub(crate) fn execute(spec: &Spec, wait: Duration, caller: &Caller) -> Result<Re
     result
 }
 
-/// Leaves the record of a run that held the lock in the lock file (`crate::trail::LastRun`),
+/// Leaves the record of a run that held the lock in the lock file (`crate::trail::record`),
 /// unless it was a refusal that wrote nothing (exit 2).
 fn record(lock: &Lock, caller: &Caller, spec: &Spec, result: &Result<Report, RunError>) {
     if result.as_ref().is_err_and(|e| e.exit() == Exit::Input) {
         return;
     }
-    let record = LastRun::now(caller.describe(), spec.state.name(), result.as_ref().ok());
-    lock.record(&record.to_bytes());
+    let record = trail::record(caller.describe(), spec.state.name(), result.as_ref().ok());
+    lock.record(&record);
 }
 
 /// A `query`: of its own desired state when it has one, else of the persisted state

@@ -12,7 +12,7 @@ use super::error::RunError;
 use super::exit::Exit;
 use super::look::{look, Look};
 use crate::host::Array;
-use crate::md::{default_of, Attr, SpeedLimit};
+use crate::md::{default_of, Attr, Value};
 use crate::persist;
 use serde_json::{json, Map, Value as Json};
 use std::path::Path;
@@ -53,20 +53,28 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
         let theirs = wanted["arrays"]
             .as_array()
             .and_then(|w| w.iter().find(|w| w["name"] == a["name"]))
-            .map_or(
-                Json::Null,
-                |w| json!({"settings": w["settings"], "compliant": w["compliant"]}),
-            );
+            .map_or(Json::Null, |w| {
+                object([
+                    ("settings", w["settings"].clone()),
+                    ("compliant", w["compliant"].clone()),
+                ])
+            });
         a["origin"] = origins(&a["values"], &theirs["settings"], rolled_out);
         a["wanted"] = theirs;
-        a["effective"] = effective(&a["values"], &look);
     }
     view["system_limits"] = system_limits(&look, &wanted["system"], rolled_out);
     view["wanted_system"] = wanted["system"].clone();
     view["compared"] = match &look.wanted {
-        Ok(_) => json!({"rolled_out": rolled_out, "compliant": wanted["compliant"],
-            "msg": wanted["msg"], "warnings": wanted["warnings"]}),
-        Err(e) => json!({"rolled_out": true, "error": e.to_string()}),
+        Ok(_) => object([
+            ("rolled_out", Json::from(rolled_out)),
+            ("compliant", wanted["compliant"].clone()),
+            ("msg", wanted["msg"].clone()),
+            ("warnings", wanted["warnings"].clone()),
+        ]),
+        Err(e) => object([
+            ("rolled_out", Json::from(true)),
+            ("error", Json::from(e.to_string())),
+        ]),
     };
     view["persistence"] = persistence(&look, journal);
     let c = &look.inv.cpus;
@@ -79,6 +87,16 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
     Ok(view)
 }
 
+/// A JSON object of `fields`, without a serializer (`json!` of a JSON value costs one).
+fn object<const N: usize>(fields: [(&str, Json); N]) -> Json {
+    Json::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 /// What only the host knows of an array: every tunable's live value, its metadata, a reshape,
 /// its container's mdmon, why it cannot be read.
 fn host_facts(a: &mut Json, array: &Array) {
@@ -86,7 +104,7 @@ fn host_facts(a: &mut Json, array: &Array) {
         .iter()
         .filter_map(|attr| {
             let v = array.values.get(attr)?;
-            Some((attr.name().to_string(), json!(v)))
+            Some((attr.name().to_string(), v.to_json()))
         })
         .collect();
     a["values"] = Json::Object(values);
@@ -108,7 +126,7 @@ fn origins(values: &Json, theirs: &Json, rolled_out: bool) -> Json {
     for (attr, live) in values.as_object().into_iter().flatten() {
         let s = &theirs[attr];
         let wanted = s["held_back"].get("wanted").unwrap_or(&s["after"]);
-        let mut o = json!({"source": live_source(attr, live, s, rolled_out)});
+        let mut o = object([("source", live_source(attr, live, s, rolled_out))]);
         if rolled_out && s.is_object() {
             o["rolled_out"] = wanted.clone();
             o["rolled_out_source"] = s["source"].clone();
@@ -125,42 +143,26 @@ fn origins(values: &Json, theirs: &Json, rolled_out: bool) -> Json {
 fn live_source(setting: &str, live: &Json, wanted: &Json, rolled_out: bool) -> Json {
     if rolled_out && wanted["compliant"] == true {
         if let Some(src) = wanted["source"].as_str() {
-            return json!(src);
+            return Json::from(src);
         }
-        return json!(setting);
+        return Json::from(setting);
     }
-    let default = default_of(setting).map(|v| json!(v));
+    let default = default_of(setting).map(Value::to_json);
     if default.as_ref() == Some(live) {
-        json!("kernel default")
+        Json::from("kernel default")
     } else {
-        json!("other")
+        Json::from("other")
     }
-}
-
-/// The values in force for the array's `sync_speed_*` that follow the system limit.
-fn effective(values: &Json, look: &Look) -> Json {
-    let mut out = Map::new();
-    for (attr, limit) in [
-        ("sync_speed_min", SpeedLimit::Min),
-        ("sync_speed_max", SpeedLimit::Max),
-    ] {
-        if values[attr] == "system" {
-            if let Some(v) = look.inv.speed_limits.get(&limit) {
-                out.insert(attr.to_string(), json!(v));
-            }
-        }
-    }
-    Json::Object(out)
 }
 
 /// Each system limit the kernel has: live, rolled out, and where the live value came from.
 fn system_limits(look: &Look, theirs: &Json, rolled_out: bool) -> Json {
     let mut out = Map::new();
     for (limit, v) in &look.inv.speed_limits {
-        let live = json!(v);
+        let live = v.to_json();
         let s = &theirs[limit.name()];
-        let mut o =
-            json!({"live": live, "source": live_source(limit.name(), &live, s, rolled_out)});
+        let source = live_source(limit.name(), &live, s, rolled_out);
+        let mut o = object([("live", live), ("source", source)]);
         if rolled_out && s.is_object() {
             o["rolled_out"] = s["after"].clone();
         }
@@ -172,10 +174,10 @@ fn system_limits(look: &Look, theirs: &Json, rolled_out: bool) -> Json {
 /// Whether the state is persisted and in force after a reboot, this boot's replays (when the
 /// journal is asked), the last run.
 fn persistence(look: &Look, journal: bool) -> Json {
-    let mut p = serde_json::to_value(&look.status).unwrap_or(Json::Null);
+    let mut p = look.status.clone();
     if journal {
-        p["boot"] = serde_json::to_value(persist::this_boot(&look.root)).unwrap_or(Json::Null);
+        p["boot"] = persist::this_boot(&look.root);
     }
-    p["last_run"] = serde_json::to_value(&look.last).unwrap_or(Json::Null);
+    p["last_run"] = look.last.clone();
     p
 }

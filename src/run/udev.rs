@@ -17,7 +17,7 @@ use crate::persist;
 use crate::report::Report;
 use crate::spec::{Spec, State};
 use crate::sys::Root;
-use crate::trail::{self, Caller, LastRun};
+use crate::trail::{self, Caller};
 use std::path::Path;
 
 /// The longest md kernel name: the kernel keeps disk names in `char disk_name[DISK_NAME_LEN]`
@@ -77,10 +77,8 @@ fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunEr
     // A replay that tuned (or failed to) is the last run; one with nothing to do is not.
     match &done {
         Ok(Replay::Nothing(_)) => {}
-        Ok(Replay::Ran(r)) => {
-            lock.record(&LastRun::now(caller.describe(), "udev", Some(r)).to_bytes())
-        }
-        Err(_) => lock.record(&LastRun::now(caller.describe(), "udev", None).to_bytes()),
+        Ok(Replay::Ran(r)) => lock.record(&trail::record(caller.describe(), "udev", Some(r))),
+        Err(_) => lock.record(&trail::record(caller.describe(), "udev", None)),
     }
     done
 }

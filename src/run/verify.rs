@@ -3,7 +3,7 @@
 //! exit 0 when compliant, 3 when not, 1 when it could not check, 2 for unusable input. It is the
 //! `query` that `{"state": "query"}` runs (`super::rolled_out`: against the persisted state, or
 //! the defaults when nothing is persisted), printed as saptune's table (`crate::view::verify`)
-//! or, with `--json`, as its report with the rows beside it. JSON runs keep exit 0.
+//! or, with `--json`, as that report. JSON runs keep exit 0.
 
 use super::exit::{failure, Exit};
 use super::look::look;
@@ -19,47 +19,32 @@ pub struct Verified {
 
 /// Verifies the host under `root`; `json` prints the report instead of the table.
 pub fn verify(root: &Path, json: bool) -> Verified {
-    let report = look(root).and_then(|l| l.wanted);
-    let (mut value, exit) = match &report {
-        Ok(r) => (
-            serde_json::from_str::<Json>(&r.to_text()).unwrap_or(Json::Null),
-            if r.compliant {
+    let (value, exit) = match look(root).and_then(|l| l.wanted) {
+        Ok(r) => {
+            let exit = if r.compliant {
                 Exit::Ok
             } else {
                 Exit::NotCompliant
-            },
-        ),
+            };
+            (
+                serde_json::from_str(&r.to_text()).unwrap_or(Json::Null),
+                exit,
+            )
+        }
         Err(e) => (failure(&e.to_string()), e.exit()),
     };
-    if report.is_err() {
-        let msg = value["msg"].as_str().unwrap_or("").to_string();
-        return match json {
-            true => Verified {
-                stdout: format!("{value}\n"),
-                stderr: String::new(),
-                exit,
-            },
-            false => Verified {
-                stdout: String::new(),
-                stderr: format!(
-                    "mdtune --verify: could not check: {}\n",
-                    crate::view::escaped(&msg)
-                ),
-                exit,
-            },
-        };
-    }
+    let (mut stdout, mut stderr) = (String::new(), String::new());
     if json {
-        value["rows"] = Json::Array(crate::view::verify_rows(&value));
-        return Verified {
-            stdout: format!("{value}\n"),
-            stderr: String::new(),
-            exit,
-        };
+        stdout = format!("{value}\n");
+    } else if value["failed"] == true {
+        let msg = crate::view::escaped(value["msg"].as_str().unwrap_or(""));
+        stderr = format!("mdtune --verify: could not check: {msg}\n");
+    } else {
+        stdout = crate::view::verify(&value);
     }
     Verified {
-        stdout: crate::view::verify(&value),
-        stderr: String::new(),
+        stdout,
+        stderr,
         exit,
     }
 }

@@ -7,49 +7,30 @@
 
 use crate::persist;
 use crate::report::Report;
-use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
 
-/// The last run that held the lock.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastRun {
-    /// RFC 3339, UTC.
-    pub time: String,
-    pub unix: u64,
-    pub version: String,
-    /// The caller, as the trail names it.
-    pub by: String,
-    /// `present`, `reverted`, or `udev`.
-    pub state: String,
-    pub changed: bool,
-    pub failed: bool,
+/// The record of a run by `by` (the trail's caller) of `state` (`present`, `reverted`,
+/// `udev`) that ends now as `report`, or that failed before it had one: one line of JSON with
+/// `time` (RFC 3339, UTC), `unix`, `version`, `by`, `state`, `changed` and `failed`.
+pub(crate) fn record(by: String, state: &str, report: Option<&Report>) -> Vec<u8> {
+    let unix = persist::now();
+    let mut m = Map::new();
+    m.insert("time".into(), persist::rfc3339(unix).into());
+    m.insert("unix".into(), unix.into());
+    m.insert("version".into(), persist::VERSION.into());
+    m.insert("by".into(), by.into());
+    m.insert("state".into(), state.into());
+    m.insert("changed".into(), report.is_some_and(|r| r.changed).into());
+    m.insert("failed".into(), report.is_none_or(|r| r.failed).into());
+    format!("{}\n", Json::Object(m)).into_bytes()
 }
 
-impl LastRun {
-    /// The record of a run that ended now as `report` (or failed before it had one).
-    pub(crate) fn now(by: String, state: &str, report: Option<&Report>) -> LastRun {
-        let unix = persist::now();
-        LastRun {
-            time: persist::rfc3339(unix),
-            unix,
-            version: persist::VERSION.to_string(),
-            by,
-            state: state.to_string(),
-            changed: report.is_some_and(|r| r.changed),
-            failed: report.is_none_or(|r| r.failed),
-        }
-    }
-
-    /// One line of JSON.
-    pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut text = serde_json::to_string(self).unwrap_or_default();
-        text.push('\n');
-        text.into_bytes()
-    }
-
-    /// Reads a record; `None` for an empty lock file (no run since boot, or one of an mdtune
-    /// that kept none) or one being rewritten at this moment.
-    pub(crate) fn parse(bytes: &[u8]) -> Option<LastRun> {
-        serde_json::from_slice(bytes).ok()
+/// A record as JSON; null for an empty lock file (no run since boot, or one of an mdtune that
+/// kept none) or one being rewritten at this moment.
+pub(crate) fn read(bytes: &[u8]) -> Json {
+    match serde_json::from_slice::<Json>(bytes) {
+        Ok(v) if v["unix"].is_u64() && v["time"].is_string() => v,
+        _ => Json::Null,
     }
 }
 
@@ -59,10 +40,18 @@ mod tests {
 
     #[test]
     fn a_record_reads_back_and_an_empty_lock_file_has_none() {
-        let r = LastRun::now("command line, uid 0".into(), "present", None);
-        assert!(r.failed && !r.changed);
-        assert_eq!(LastRun::parse(&r.to_bytes()), Some(r));
-        assert_eq!(LastRun::parse(b""), None);
-        assert_eq!(LastRun::parse(b"{\"time\": "), None);
+        let r = read(&record("command line, uid 0".into(), "present", None));
+        assert_eq!(
+            (&r["by"], &r["state"], &r["failed"], &r["changed"]),
+            (
+                &Json::from("command line, uid 0"),
+                &Json::from("present"),
+                &Json::from(true),
+                &Json::from(false)
+            )
+        );
+        assert_eq!(r["version"], persist::VERSION);
+        assert_eq!(read(b""), Json::Null);
+        assert_eq!(read(b"{\"time\": "), Json::Null);
     }
 }

@@ -11,7 +11,7 @@ mod line;
 mod syslog;
 
 pub use caller::{Caller, CALLER_ENV};
-pub use last::LastRun;
+pub(crate) use last::{read as read_last_run, record};
 pub use syslog::TAG;
 
 use crate::report::Report;

@@ -9,55 +9,53 @@
 
 use crate::md::{Attr, Kind, SpeedLimit};
 use serde_json::Value as Json;
-use std::fmt::Write as _;
 
-/// The families in the order they are first met, each with its samples.
+/// The families in the order they are first met: each name with its text so far (its HELP and
+/// TYPE lines, then its samples), so that a family's samples stay together.
 #[derive(Default)]
 struct Families {
-    list: Vec<(String, String, Vec<String>)>,
+    list: Vec<(String, String)>,
 }
 
 impl Families {
-    /// Adds one sample of `name` (a gauge described by `help`) with `labels`.
+    /// Adds one sample of `name` (a gauge described by `help`) with `labels`, whose values are
+    /// escaped for the format (backslash, double quote, newline).
     fn add(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: &str) {
-        let labels: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", label(v)))
-            .collect();
-        let sample = if labels.is_empty() {
-            format!("{name} {value}")
-        } else {
-            format!("{name}{{{}}} {value}", labels.join(","))
-        };
-        match self.list.iter_mut().find(|(n, _, _)| n == name) {
-            Some((_, _, samples)) => samples.push(sample),
-            None => self
-                .list
-                .push((name.to_string(), help.replace('\\', "\\\\"), vec![sample])),
-        }
-    }
-
-    fn render(&self) -> String {
-        let mut out = String::new();
-        for (name, help, samples) in &self.list {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-            for s in samples {
-                let _ = writeln!(out, "{s}");
+        let i = match self.list.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                let head = format!("# HELP {name} {help}\n# TYPE {name} gauge\n");
+                self.list.push((name.to_string(), head));
+                self.list.len() - 1
             }
+        };
+        let out = &mut self.list[i].1;
+        out.push_str(name);
+        for (j, (k, v)) in labels.iter().enumerate() {
+            out.push(if j == 0 { '{' } else { ',' });
+            out.push_str(k);
+            out.push_str("=\"");
+            for c in v.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '"' => out.push_str("\\\""),
+                    '\n' => out.push_str("\\n"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
         }
-        out
+        if !labels.is_empty() {
+            out.push('}');
+        }
+        out.push(' ');
+        out.push_str(value);
+        out.push('\n');
     }
-}
-
-/// A label value in the exposition format: backslash, double quote and newline escaped.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 /// The unit suffix and factor of a setting: KiB/s become bytes per second.
-fn unit(setting: &str) -> (&'static str, i128) {
+fn unit(setting: &str) -> (&'static str, i64) {
     let speed = Attr::from_name(setting).is_some_and(|a| a.kind() == Kind::SyncSpeed)
         || SpeedLimit::ALL.iter().any(|l| l.name() == setting);
     if speed {
@@ -69,12 +67,11 @@ fn unit(setting: &str) -> (&'static str, i128) {
 
 /// A value as a sample: a number times `factor`, a boolean as 0/1, `system` as `follows` (the
 /// system limit it follows). `None` when it has no number.
-fn number(v: &Json, factor: i128, follows: Option<&Json>) -> Option<String> {
+fn number(v: &Json, factor: i64, follows: &Json) -> Option<String> {
+    let v = if v == "system" { follows } else { v };
     match v {
-        Json::Bool(b) => Some(u8::from(*b).to_string()),
-        Json::Number(n) => Some((i128::from(n.as_i64()?) * factor).to_string()),
-        Json::String(s) if s == "system" => number(follows?, factor, None),
-        _ => None,
+        Json::Bool(b) => Some(flag(*b).to_string()),
+        _ => Some(v.as_i64()?.saturating_mul(factor).to_string()),
     }
 }
 
@@ -88,7 +85,7 @@ fn flag(b: bool) -> &'static str {
 
 /// `done / total` with six decimals, from integers.
 fn ratio(done: u64, total: u64) -> Option<String> {
-    let q = u128::from(done).checked_mul(1_000_000)? / u128::from(total).max(1);
+    let q = done.checked_mul(1_000_000)? / total.max(1);
     Some(format!("{}.{:06}", q / 1_000_000, q % 1_000_000))
 }
 
@@ -101,228 +98,193 @@ pub fn metrics(view: &Json) -> String {
         array(&mut f, a, v);
     }
     system(&mut f, v);
-    f.render()
+    f.list.into_iter().map(|(_, text)| text).collect()
 }
 
 /// The run's own facts: version, the comparison, persistence and the last run.
 fn host(f: &mut Families, v: &Json) {
+    let (c, p) = (&v["compared"], &v["persistence"]);
+    let (r, l) = (&p["rule"], &p["last_run"]);
+    let version = [("version", crate::persist::VERSION)];
     f.add(
         "mdtune_info",
         "The mdtune that wrote these metrics.",
-        &[("version", crate::persist::VERSION)],
+        &version,
         "1",
     );
-    let c = &v["compared"];
     let ok = c["error"].is_null();
-    f.add("mdtune_check_success", "1 if the host could be compared with its desired state (the persisted state, else the defaults); 0 if the persisted state cannot be queried on this host.", &[], flag(ok));
-    if ok {
-        f.add("mdtune_compliant", "1 if every setting is as the desired state wants (the persisted state, else the defaults).", &[], flag(c["compliant"] == true));
-    }
-    let p = &v["persistence"];
-    f.add("mdtune_persisted", "1 if a desired state is persisted (/etc/mdtune/mdtune.json), to be put back at boot and re-assembly.", &[], flag(p["persisted"] == true));
-    if let Some(t) = p["written_unix"].as_u64() {
-        f.add(
-            "mdtune_persisted_timestamp_seconds",
-            "When the persisted state was last written (Unix time).",
-            &[],
-            &t.to_string(),
-        );
-    }
-    let r = &p["rule"];
     let in_force = r["installed"] == true && r["runs"].is_string() && r["binary_present"] == true;
-    f.add("mdtune_persist_rule_in_force", "1 if the udev rule that puts the persisted state back is installed and the mdtune it runs is there.", &[], flag(in_force));
-    f.add(
-        "mdtune_persist_rule_as_written",
-        "1 if the udev rule is exactly what persist wrote (not edited).",
-        &[],
-        flag(r["as_written"] == true),
-    );
-    if ok && c["rolled_out"] == true {
-        let drifted = v["arrays"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|a| a["wanted"]["settings"].as_object().into_iter().flatten())
-            .chain(v["wanted_system"].as_object().into_iter().flatten())
-            .filter(|(_, s)| s["compliant"] == false)
-            .count();
-        f.add("mdtune_persist_diverged_settings", "Settings whose live value differs from what the persisted state puts back at the next boot or re-assembly.", &[], &drifted.to_string());
+    let mut drifted = 0;
+    for a in v["arrays"].as_array().into_iter().flatten() {
+        for (_, s) in a["wanted"]["settings"].as_object().into_iter().flatten() {
+            drifted += u64::from(s["compliant"] == false);
+        }
     }
-    let saved: usize = p["originals"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(_, s)| s.as_object().map_or(0, |m| m.len()))
-        .sum();
-    f.add(
-        "mdtune_saved_original_settings",
-        "Settings whose value before mdtune's first change since boot is saved for a revert.",
-        &[],
-        &saved.to_string(),
-    );
-    let l = &p["last_run"];
+    for (_, s) in v["wanted_system"].as_object().into_iter().flatten() {
+        drifted += u64::from(s["compliant"] == false);
+    }
+    let rolled_out = ok && c["rolled_out"] == true;
+    let facts: [(&str, &str, Option<u64>); 9] = [
+        ("mdtune_check_success", "1 if the host could be compared with its desired state (the persisted state, else the defaults).", Some(u64::from(ok))),
+        ("mdtune_compliant", "1 if every setting is as the desired state wants.", ok.then(|| u64::from(c["compliant"] == true))),
+        ("mdtune_persisted", "1 if a desired state is persisted (/etc/mdtune/mdtune.json) to be put back at boot.", Some(u64::from(p["persisted"] == true))),
+        ("mdtune_persisted_timestamp_seconds", "When the persisted state was last written.", p["written_unix"].as_u64()),
+        ("mdtune_persist_rule_in_force", "1 if the udev rule that puts the persisted state back is installed and its mdtune is there.", Some(u64::from(in_force))),
+        ("mdtune_persist_rule_as_written", "1 if the udev rule is what persist wrote (not edited).", Some(u64::from(r["as_written"] == true))),
+        ("mdtune_persist_diverged_settings", "Settings whose live value differs from what the persisted state puts back at the next boot.", rolled_out.then_some(drifted)),
+        ("mdtune_last_run_changed", "1 if the last run that held the host lock since boot changed something.", l["changed"].as_bool().map(u64::from)),
+        ("mdtune_last_run_failed", "1 if the last run that held the host lock since boot failed.", l["failed"].as_bool().map(u64::from)),
+    ];
+    for (name, help, value) in facts {
+        if let Some(value) = value {
+            f.add(name, help, &[], &value.to_string());
+        }
+    }
     if let Some(t) = l["unix"].as_u64() {
-        let state = l["state"].as_str().unwrap_or("");
+        let state = [("state", l["state"].as_str().unwrap_or(""))];
         f.add(
             "mdtune_last_run_timestamp_seconds",
-            "When the last run that held the host lock ended (Unix time), since boot.",
-            &[("state", state)],
+            "When the last run that held the host lock since boot ended.",
+            &state,
             &t.to_string(),
         );
-        f.add(
-            "mdtune_last_run_changed",
-            "1 if the last run changed something.",
-            &[],
-            flag(l["changed"] == true),
-        );
-        f.add(
-            "mdtune_last_run_failed",
-            "1 if the last run failed.",
-            &[],
-            flag(l["failed"] == true),
-        );
+    }
+}
+
+/// A string field of `v`, or empty.
+fn text<'a>(v: &'a Json, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or("")
+}
+
+/// One sample of a setting's family, `{prefix}{setting}{unit}`: `value` in the setting's unit
+/// (a boolean as 0/1; `system` counts as `follows`, the system limit it follows), described as
+/// `what` and the setting's file.
+fn setting(
+    f: &mut Families,
+    prefix: &str,
+    name: &str,
+    value: &Json,
+    follows: &Json,
+    what: &str,
+    labels: &[(&str, &str)],
+) {
+    let (suffix, factor) = unit(name);
+    if let Some(n) = number(value, factor, follows) {
+        let help = format!("{what} {name}.");
+        f.add(&format!("{prefix}{name}{suffix}"), &help, labels, &n);
     }
 }
 
 /// One array: what it is, its tunables live and wanted, its members and queues, what `auto`
 /// derived, its sync.
 fn array(f: &mut Families, a: &Json, v: &Json) {
-    let name = a["name"].as_str().unwrap_or("");
-    let text = |k: &str| a[k].as_str().unwrap_or("").to_string();
+    let name = text(a, "name");
+    let info = [
+        ("array", name),
+        ("devname", text(a, "devname")),
+        ("uuid", text(a, "uuid")),
+        ("level", text(a, "level")),
+        ("array_state", text(a, "array_state")),
+    ];
     f.add(
         "mdtune_array_info",
         "An md array: its mdadm name, uuid, level and state.",
-        &[
-            ("array", name),
-            ("devname", &text("devname")),
-            ("uuid", &text("uuid")),
-            ("level", &text("level")),
-            ("array_state", &text("array_state")),
-        ],
+        &info,
         "1",
     );
-    let limit = |setting: &str| {
-        let l = setting.strip_prefix("sync_speed_")?;
-        v["system_limits"][format!("speed_limit_{l}")]
-            .get("live")
-            .cloned()
-    };
-    for (setting, live) in a["values"].as_object().into_iter().flatten() {
-        let (suffix, factor) = unit(setting);
-        if let Some(n) = number(live, factor, limit(setting).as_ref()) {
-            let family = format!("mdtune_array_{setting}{suffix}");
-            let help = format!(
-                "The array's live md/{setting}{}.",
-                if suffix.is_empty() {
-                    ""
-                } else {
-                    " (KiB/s × 1024; one that follows the system's limit: that limit)"
-                }
-            );
-            f.add(&family, &help, &[("array", name)], &n);
-        }
-        if live.is_string() && live == "system" {
-            f.add(
-                "mdtune_array_setting_follows_system",
-                "1 if the array's sync limit follows the system limit.",
-                &[("array", name), ("setting", setting)],
-                "1",
-            );
-        }
-    }
+    let of = [("array", name)];
     let wanted = &a["wanted"];
-    if let Some(c) = wanted["compliant"].as_bool() {
-        f.add(
-            "mdtune_array_compliant",
-            "1 if the array's settings are as the desired state wants.",
-            &[("array", name)],
-            flag(c),
-        );
+    let (live, want) = (a["values"].as_object(), wanted["settings"].as_object());
+    for (key, value) in live.into_iter().flatten() {
+        // A sync limit that follows the system's counts as that limit.
+        let limit = &v["system_limits"][key.replace("sync_speed_", "speed_limit_")]["live"];
+        let what = "The array's live md/";
+        setting(f, "mdtune_array_", key, value, limit, what, &of);
     }
-    for (setting, s) in wanted["settings"].as_object().into_iter().flatten() {
-        let (suffix, factor) = unit(setting);
-        let want = s["held_back"].get("wanted").unwrap_or(&s["after"]);
-        let follows = setting
-            .strip_prefix("sync_speed_")
-            .and_then(|l| wanted_limit(v, &format!("speed_limit_{l}")));
-        if let Some(n) = number(want, factor, follows.as_ref()) {
-            let source = s["source"].as_str().unwrap_or("");
-            let family = format!("mdtune_array_wanted_{setting}{suffix}");
-            let help = format!("The md/{setting} the desired state wants; source is the entry of the input that wants it.");
-            f.add(&family, &help, &[("array", name), ("source", source)], &n);
-        }
+    for (key, s) in want.into_iter().flatten() {
+        let limit = key.replace("sync_speed_", "speed_limit_");
+        let w = &v["wanted_system"][&limit]["after"];
+        let follows = if w.is_null() {
+            &v["system_limits"][&limit]["live"]
+        } else {
+            w
+        };
+        let value = s["held_back"].get("wanted").unwrap_or(&s["after"]);
+        let labels = [("array", name), ("source", text(s, "source"))];
+        let what = "The value the desired state wants (source: the input's entry) for md/";
+        setting(
+            f,
+            "mdtune_array_wanted_",
+            key,
+            value,
+            follows,
+            what,
+            &labels,
+        );
+        let labels = [("array", name), ("setting", key.as_str())];
+        let help = "1 if the tunable is as the desired state wants (a held-back one is not).";
         f.add(
             "mdtune_array_setting_compliant",
-            "1 if the tunable is as the desired state wants (a held-back one is not).",
-            &[("array", name), ("setting", setting)],
+            help,
+            &labels,
             flag(s["compliant"] == true),
         );
     }
-    members(f, a, name);
-    if let Some(s) = a["settings"]["group_thread_cnt"]
-        .as_object()
-        .filter(|s| s.get("source") == Some(&Json::from("auto")))
-    {
-        let auto = s
-            .get("held_back")
-            .and_then(|h| h.get("wanted"))
-            .or(s.get("after"));
-        if let Some(n) = auto.and_then(|x| number(x, 1, None)) {
-            f.add(
-                "mdtune_array_auto_group_thread_cnt",
-                "The group_thread_cnt auto derives from the members' hardware queues and the CPUs.",
-                &[("array", name)],
-                &n,
-            );
+    if let Some(c) = wanted["compliant"].as_bool() {
+        let help = "1 if the array's settings are as the desired state wants.";
+        f.add("mdtune_array_compliant", help, &of, flag(c));
+    }
+    let auto = &a["settings"]["group_thread_cnt"];
+    let derived = auto["held_back"].get("wanted").unwrap_or(&auto["after"]);
+    let counts = [
+        (
+            "mdtune_array_hw_queues",
+            "The counted members' hardware queues, combined as the thread policy says.",
+            &a["hw_queues"],
+        ),
+        (
+            "mdtune_array_auto_group_thread_cnt",
+            "The group_thread_cnt auto derives from the members' queues and the CPUs.",
+            if auto["source"] == "auto" {
+                derived
+            } else {
+                &Json::Null
+            },
+        ),
+    ];
+    for (family, help, value) in counts {
+        if let Some(n) = value.as_u64() {
+            f.add(family, help, &of, &n.to_string());
         }
     }
+    members(f, a, name);
     sync(f, &a["sync"], name);
 }
 
-/// The system limit the desired state wants, else the live one: what `system` follows.
-fn wanted_limit(v: &Json, limit: &str) -> Option<Json> {
-    let w = &v["wanted_system"][limit];
-    let live = &v["system_limits"][limit]["live"];
-    Some(if w.is_object() {
-        w["after"].clone()
-    } else {
-        live.clone()
-    })
-    .filter(|x| !x.is_null())
-}
-
+/// Each member's hardware queues, and whether `auto` counts it.
 fn members(f: &mut Families, a: &Json, name: &str) {
-    if let Some(q) = a["hw_queues"].as_u64() {
-        f.add(
-            "mdtune_array_hw_queues",
-            "The counted members' hardware queues, combined as the thread policy says.",
-            &[("array", name)],
-            &q.to_string(),
-        );
-    }
     for m in a["members"].as_array().into_iter().flatten() {
-        let member = m["name"].as_str().unwrap_or("");
-        let role = m["role"].as_str().unwrap_or("");
+        let counted = if m["counted"] == true {
+            "true"
+        } else {
+            "false"
+        };
+        let labels = [
+            ("array", name),
+            ("member", text(m, "name")),
+            ("device", text(m, "device")),
+            ("role", text(m, "role")),
+            ("counted", counted),
+        ];
         if let Some(q) = m["hw_queues"].as_u64() {
-            let device = m["device"].as_str().unwrap_or("");
+            let help = "A member's hardware queues (its smallest path's); counted: whether auto counts it.";
             f.add(
                 "mdtune_array_member_hw_queues",
-                "A member's hardware queues (its smallest path's).",
-                &[
-                    ("array", name),
-                    ("member", member),
-                    ("device", device),
-                    ("role", role),
-                ],
+                help,
+                &labels,
                 &q.to_string(),
             );
         }
-        f.add(
-            "mdtune_array_member_counted",
-            "1 if the member's queues count for auto (an active member).",
-            &[("array", name), ("member", member), ("role", role)],
-            flag(m["counted"] == true),
-        );
     }
 }
 
@@ -336,44 +298,24 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
         return;
     };
     for a in ACTIONS {
-        f.add(
-            "mdtune_array_sync_action",
-            "1 for the array's sync action (md/sync_action).",
-            &[("array", name), ("action", a)],
-            flag(a == action),
-        );
+        let labels = [("array", name), ("action", a)];
+        let help = "1 for the array's sync action (md/sync_action).";
+        f.add("mdtune_array_sync_action", help, &labels, flag(a == action));
     }
-    if let Some([done, total]) = s["completed"]
-        .as_array()
-        .and_then(|c| Some([c.first()?.as_u64()?, c.get(1)?.as_u64()?]))
-    {
-        f.add(
-            "mdtune_array_sync_completed_bytes",
-            "How far the running sync is (md/sync_completed, 512-byte sectors).",
-            &[("array", name)],
-            &(u128::from(done) * 512).to_string(),
-        );
-        f.add(
-            "mdtune_array_sync_total_bytes",
-            "How far the running sync goes.",
-            &[("array", name)],
-            &(u128::from(total) * 512).to_string(),
-        );
-        if let Some(r) = ratio(done, total) {
-            f.add(
-                "mdtune_array_sync_progress_ratio",
-                "The running sync's progress, 0 to 1.",
-                &[("array", name)],
-                &r,
-            );
-        }
+    let of = [("array", name)];
+    let (done, total) = (s["completed"][0].as_u64(), s["completed"][1].as_u64());
+    if let Some(r) = done.zip(total).and_then(|(d, t)| ratio(d, t)) {
+        let help = "The running sync's progress, 0 to 1 (md/sync_completed).";
+        f.add("mdtune_array_sync_progress_ratio", help, &of, &r);
     }
     if let Some(kib) = s["speed_kib_s"].as_u64() {
+        let help = "The running sync's speed (md/sync_speed).";
+        let bytes = kib.saturating_mul(1024).to_string();
         f.add(
             "mdtune_array_sync_speed_bytes_per_second",
-            "The running sync's speed (md/sync_speed).",
-            &[("array", name)],
-            &(u128::from(kib) * 1024).to_string(),
+            help,
+            &of,
+            &bytes,
         );
     }
 }
@@ -381,27 +323,34 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
 /// The system limits the kernel has, live and wanted.
 fn system(f: &mut Families, v: &Json) {
     for (limit, o) in v["system_limits"].as_object().into_iter().flatten() {
-        let (suffix, factor) = unit(limit);
-        if let Some(n) = number(&o["live"], factor, None) {
-            let help = format!("The live /proc/sys/dev/raid/{limit}.");
-            f.add(&format!("mdtune_system_{limit}{suffix}"), &help, &[], &n);
-        }
+        let what = "The live /proc/sys/dev/raid/";
+        setting(
+            f,
+            "mdtune_system_",
+            limit,
+            &o["live"],
+            &Json::Null,
+            what,
+            &[],
+        );
     }
     for (limit, s) in v["wanted_system"].as_object().into_iter().flatten() {
-        let (suffix, factor) = unit(limit);
-        if let Some(n) = number(&s["after"], factor, None) {
-            let help = format!("The /proc/sys/dev/raid/{limit} the desired state wants.");
-            f.add(
-                &format!("mdtune_system_wanted_{limit}{suffix}"),
-                &help,
-                &[],
-                &n,
-            );
-        }
+        let what = "The value the desired state wants for /proc/sys/dev/raid/";
+        setting(
+            f,
+            "mdtune_system_wanted_",
+            limit,
+            &s["after"],
+            &Json::Null,
+            what,
+            &[],
+        );
+        let labels = [("setting", limit.as_str())];
+        let help = "1 if the system limit is as the desired state wants.";
         f.add(
             "mdtune_system_setting_compliant",
-            "1 if the system limit is as the desired state wants.",
-            &[("setting", limit)],
+            help,
+            &labels,
             flag(s["compliant"] == true),
         );
     }

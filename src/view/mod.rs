@@ -19,4 +19,4 @@ pub use escape::escaped;
 pub use metrics::metrics;
 pub use show::host;
 pub use text::report;
-pub use verify::{verify, verify_rows};
+pub use verify::verify;

@@ -4,8 +4,8 @@
 //! why; each tunable's live value and what `auto` would set, with why. Rendered from the report
 //! of a `query` with the default input, each array carrying what only the host knows beside it
 //! (`metadata_version`, every tunable's live value in `values`, `reshape`, `mdmon`,
-//! `unreadable`), per tunable the rolled-out value and the live value's source (`origin`) and
-//! the system limit a `system` value follows (`effective`); and `host` (the CPUs and nodes
+//! `unreadable`) and per tunable the rolled-out value and the live value's source (`origin`);
+//! the system limits a `system` value follows (`system_limits`); and `host` (the CPUs and nodes
 //! `auto`'s ceiling comes from). The head above the arrays (the system limits, the persistence
 //! status, drift from what was rolled out) is `super::status`.
 
@@ -26,7 +26,7 @@ pub fn host(view: &Json) -> String {
     }
     for a in arrays {
         out.push('\n');
-        array(&mut out, a);
+        array(&mut out, a, &view["system_limits"]);
     }
     let warnings = view["warnings"]
         .as_array()
@@ -66,7 +66,7 @@ fn host_line(h: &Json) -> String {
     l
 }
 
-fn array(out: &mut String, a: &Json) {
+fn array(out: &mut String, a: &Json, limits: &Json) {
     let mut head = vec![shown(&a["name"])];
     if let Some(d) = a["devname"].as_str() {
         head.push(format!("/dev/md/{d}"));
@@ -100,7 +100,7 @@ fn array(out: &mut String, a: &Json) {
         }
     }
     members(out, a);
-    tunables(out, a);
+    tunables(out, a, limits);
     for s in a["skipped"].as_array().into_iter().flatten() {
         let _ = writeln!(
             out,
@@ -179,7 +179,7 @@ fn queues(q: u64) -> String {
 /// Every tunable the array has: live value (and what it follows: `system (1000)`), what `auto`
 /// (the default input) would set, the value rolled out, where the live one came from, and why
 /// `auto` wants its value.
-fn tunables(out: &mut String, a: &Json) {
+fn tunables(out: &mut String, a: &Json, limits: &Json) {
     let values = &a["values"];
     // In the order writes happen, which is the order a person reads them.
     let present: Vec<&str> = Attr::ALL
@@ -207,8 +207,12 @@ fn tunables(out: &mut String, a: &Json) {
             ("-".to_string(), String::new())
         };
         let mut live = shown(&values[attr]);
-        if let Some(n) = a["effective"][attr].as_u64() {
-            let _ = write!(live, " ({n})");
+        if let (true, Some(l)) = (values[attr] == "system", attr.strip_prefix("sync_speed_")) {
+            let _ = write!(
+                live,
+                " ({})",
+                shown(&limits[format!("speed_limit_{l}")]["live"])
+            );
         }
         let origin = &a["origin"][attr];
         t.row(vec![

@@ -10,137 +10,112 @@ use std::fmt::Write as _;
 
 /// The lines of the head, after the host line.
 pub(super) fn head(view: &Json) -> String {
-    let mut out = String::new();
-    out.push_str(&limits(&view["system_limits"]));
+    let mut out = String::from("system:");
+    let limits = view["system_limits"].as_object().into_iter().flatten();
+    for (i, (name, o)) in limits.enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let _ = write!(
+            out,
+            "{sep} {name} {} ({}",
+            shown(&o["live"]),
+            shown(&o["source"])
+        );
+        if !o["rolled_out"].is_null() {
+            let _ = write!(out, "; rolled out {}", shown(&o["rolled_out"]));
+        }
+        out.push(')');
+    }
+    if view["system_limits"]
+        .as_object()
+        .is_none_or(|m| m.is_empty())
+    {
+        out.push_str(" no speed limits (md is not loaded)");
+    }
+    out.push('\n');
     persistence(&mut out, &view["persistence"]);
-    compared(&mut out, &view["compared"]);
+    let c = &view["compared"];
+    let what = match (c["error"].as_str(), c["rolled_out"] == true) {
+        (Some(e), _) => format!("cannot tell: {e}"),
+        (None, true) => shown(&c["msg"]),
+        (None, false) => format!(
+            "(nothing persisted: against the defaults) {}",
+            shown(&c["msg"])
+        ),
+    };
+    let _ = writeln!(out, "drift: {what}");
     out
 }
 
-/// `system: speed_limit_max 200000 (kernel default), speed_limit_min 50000 (rolled out 50000,
-/// speed_limit_min)`.
-fn limits(l: &Json) -> String {
-    let Some(map) = l.as_object().filter(|m| !m.is_empty()) else {
-        return "system: no speed limits (md is not loaded)\n".into();
-    };
-    let parts: Vec<String> = map
-        .iter()
-        .map(|(name, o)| {
-            let mut p = format!("{name} {} ({}", shown(&o["live"]), shown(&o["source"]));
-            if !o["rolled_out"].is_null() {
-                let _ = write!(p, "; rolled out {}", shown(&o["rolled_out"]));
-            }
-            p.push(')');
-            p
-        })
-        .collect();
-    format!("system: {}\n", parts.join(", "))
-}
-
 fn persistence(out: &mut String, p: &Json) {
-    if p["persisted"] == true {
-        let when = match (p["written"].as_str(), p["version"].as_str()) {
-            (Some(t), Some(v)) => format!("since {t} by mdtune {v}"),
-            _ => "since an unknown time (the manifest predates the record)".into(),
-        };
-        let _ = writeln!(out, "persisted: yes, {when} ({})", shown(&p["state_file"]));
-    } else {
-        out.push_str("persisted: no (nothing is put back at boot)\n");
-    }
+    let persisted = match (p["persisted"] == true, p["written"].as_str()) {
+        (false, _) => "no (nothing is put back at boot)".to_string(),
+        (true, Some(t)) => format!("yes, since {t} by mdtune {}", shown(&p["version"])),
+        (true, None) => "yes, since an unknown time (the manifest predates the record)".into(),
+    };
+    let _ = writeln!(out, "persisted: {persisted} ({})", shown(&p["state_file"]));
     let r = &p["rule"];
-    let rule = match (r["installed"] == true, r["runs"].as_str()) {
-        (false, _) => format!("{} not installed", shown(&r["file"])),
-        (true, None) => format!(
-            "{} installed, but it runs no mdtune --udev",
-            shown(&r["file"])
-        ),
+    let _ = write!(out, "  udev rule: {} ", shown(&r["file"]));
+    match (r["installed"] == true, r["runs"].as_str()) {
+        (false, _) => out.push_str("not installed"),
+        (true, None) => out.push_str("installed, but it runs no mdtune --udev"),
         (true, Some(bin)) => {
-            let mut s = format!("{} installed, runs {bin}", shown(&r["file"]));
+            let _ = write!(out, "installed, runs {bin}");
             if r["binary_present"] != true {
-                s.push_str(" (MISSING)");
+                out.push_str(" (MISSING)");
             }
             if r["as_written"] != true {
-                s.push_str(" (edited since persist wrote it)");
+                out.push_str(" (edited since persist wrote it)");
             }
-            s
         }
-    };
-    let _ = writeln!(out, "  udev rule: {rule}");
-    let originals: Vec<String> = p["originals"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(array, values)| {
-            let v: Vec<String> = values
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| format!("{k} {}", shown(v)))
-                .collect();
-            format!("{array} ({})", v.join(", "))
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "  saved originals: {}",
-        if originals.is_empty() {
-            "none (nothing changed since boot)".to_string()
-        } else {
-            originals.join("; ")
+    }
+    out.push_str("\n  saved originals:");
+    let originals = p["originals"].as_object().into_iter().flatten();
+    for (i, (array, values)) in originals.enumerate() {
+        let _ = write!(out, "{} {array} (", if i == 0 { "" } else { ";" });
+        for (j, (k, v)) in values.as_object().into_iter().flatten().enumerate() {
+            let _ = write!(out, "{}{k} {}", if j == 0 { "" } else { ", " }, shown(v));
         }
-    );
+        out.push(')');
+    }
+    if p["originals"].as_object().is_none_or(|m| m.is_empty()) {
+        out.push_str(" none (nothing changed since boot)");
+    }
     let b = &p["boot"];
     match b["lines"].as_array() {
         Some(l) if l.is_empty() => {
-            out.push_str("  this boot's replays: none changed or failed (journal)\n");
+            out.push_str("\n  this boot's replays: none changed or failed (journal)")
         }
         Some(l) => {
-            out.push_str("  this boot's replays (journal):\n");
+            out.push_str("\n  this boot's replays (journal):");
             for line in l {
-                let _ = writeln!(out, "    {}", shown(line));
+                let _ = write!(out, "\n    {}", shown(line));
             }
         }
         None => {
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "  this boot's replays: unknown: {}",
+                "\n  this boot's replays: unknown: {}",
                 shown(&b["unknown"])
             );
         }
     }
     let l = &p["last_run"];
-    if l.is_object() {
-        let how = match (l["failed"] == true, l["changed"] == true) {
-            (true, _) => "failed",
-            (false, true) => "changed",
-            (false, false) => "changed nothing",
-        };
-        let _ = writeln!(
-            out,
-            "  last run: {} by {}, {}, {how} (mdtune {})",
-            shown(&l["time"]),
-            shown(&l["by"]),
-            shown(&l["state"]),
-            shown(&l["version"])
-        );
-    } else {
-        out.push_str("  last run: none since boot\n");
+    let how = match (l["failed"] == true, l["changed"] == true) {
+        (true, _) => "failed",
+        (false, true) => "changed",
+        (false, false) => "changed nothing",
+    };
+    match l["time"].as_str() {
+        Some(t) => {
+            let (by, state, v) = (shown(&l["by"]), shown(&l["state"]), shown(&l["version"]));
+            let _ = writeln!(
+                out,
+                "\n  last run: {t} by {by}, {state}, {how} (mdtune {v})"
+            );
+        }
+        None => out.push_str("\n  last run: none since boot\n"),
     }
     for problem in p["problems"].as_array().into_iter().flatten() {
         let _ = writeln!(out, "  cannot read: {}", shown(problem));
     }
-}
-
-/// Whether the host is as rolled out (or, with nothing persisted, as the defaults want).
-fn compared(out: &mut String, c: &Json) {
-    if let Some(e) = c["error"].as_str() {
-        let _ = writeln!(out, "drift: cannot tell: {e}");
-        return;
-    }
-    let what = if c["rolled_out"] == true {
-        "drift"
-    } else {
-        "drift (nothing persisted: against the defaults)"
-    };
-    let _ = writeln!(out, "{what}: {}", shown(&c["msg"]));
 }

@@ -6,62 +6,30 @@
 //! before it is rendered.
 
 use super::cells::{shown, Table};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::fmt::Write as _;
 
-/// One row per managed setting of every array, then per system setting; an array that could not
-/// be read is one row saying so. `expected` is what the desired state wants (a held-back
-/// setting's wanted value), `actual` the live value, `source` the entry of the input that wants
-/// it.
-pub fn verify_rows(report: &Json) -> Vec<Json> {
-    let mut rows = Vec::new();
-    for a in report["arrays"].as_array().into_iter().flatten() {
-        let settings = a["settings"].as_object();
-        if settings.is_none_or(|s| s.is_empty()) && a["compliant"] == false {
-            rows.push(
-                json!({"array": a["name"], "setting": null, "expected": null,
-                "actual": null, "source": null, "compliant": false,
-                "note": "not compliant: its values could not be read (see warnings)"}),
-            );
-        }
-        for (setting, s) in settings.into_iter().flatten() {
-            rows.push(row(&a["name"], setting, s, s["source"].clone()));
-        }
-    }
-    for (setting, s) in report["system"].as_object().into_iter().flatten() {
-        rows.push(row(&json!("system"), setting, s, json!(setting)));
-    }
-    rows
-}
-
-fn row(array: &Json, setting: &str, s: &Json, source: Json) -> Json {
-    let expected = s["held_back"].get("wanted").unwrap_or(&s["after"]);
-    let mut r = json!({"array": array, "setting": setting, "expected": expected,
-        "actual": s["before"], "source": source, "compliant": s["compliant"]});
-    if let Some(why) = s["held_back"]["reason"].as_str() {
-        r["note"] = json!(format!("held back: {why}"));
-    }
-    r
-}
-
-/// The table for a person: what it compared with, the rows, the warnings, and the report's
-/// `msg` as the verdict.
+/// The table for a person: what it compared with, one row per managed setting of every array,
+/// then per system setting (an array that could not be read is one row saying so), the notes of
+/// held-back settings, the warnings, and the report's `msg` as the verdict. `expected` is what
+/// the desired state wants (a held-back setting's wanted value), `actual` the live value,
+/// `source` the entry of the input that wants it.
 pub fn verify(report: &Json) -> String {
     let r = &super::escape::safe(report);
-    let mut out = String::new();
+    let mut out = String::from("mdtune --verify: ");
     let c = &r["persist"]["compared_with"];
-    if c.is_object() {
-        let when = match (c["written"].as_str(), c["version"].as_str()) {
-            (Some(t), Some(v)) => format!(", written {t} by mdtune {v}"),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "mdtune --verify: compared with the persisted state {}{when}",
-            shown(&c["file"])
-        );
-    } else {
-        out.push_str("mdtune --verify: nothing persisted: compared with the defaults\n");
+    match (c["file"].as_str(), c["written"].as_str()) {
+        (Some(file), Some(t)) => {
+            let v = shown(&c["version"]);
+            let _ = writeln!(
+                out,
+                "compared with the persisted state {file}, written {t} by mdtune {v}"
+            );
+        }
+        (Some(file), None) => {
+            let _ = writeln!(out, "compared with the persisted state {file}");
+        }
+        (None, _) => out.push_str("nothing persisted: compared with the defaults\n"),
     }
     let mut t = Table::new(&[
         "array",
@@ -71,40 +39,45 @@ pub fn verify(report: &Json) -> String {
         "source",
         "compliant",
     ]);
-    let mut notes = Vec::new();
-    for row in verify_rows(r) {
-        let dash = |v: &Json| {
-            if v.is_null() {
-                "-".to_string()
-            } else {
-                shown(v)
+    let mut notes = String::new();
+    let system = [(Json::from("system"), &r["system"])];
+    let arrays = r["arrays"].as_array().into_iter().flatten();
+    for (array, settings) in arrays
+        .map(|a| (a["name"].clone(), &a["settings"]))
+        .chain(system)
+    {
+        let name = shown(&array);
+        let list = settings.as_object().filter(|s| !s.is_empty());
+        if list.is_none() && array != "system" {
+            let cells = [name.as_str(), "-", "-", "-", "-", "no"];
+            t.row(cells.map(String::from).to_vec());
+            notes.push_str("  ");
+            notes.push_str(&name);
+            notes.push_str(": its values could not be read (see warnings)\n");
+        }
+        for (setting, s) in list.into_iter().flatten() {
+            let expected = s["held_back"].get("wanted").unwrap_or(&s["after"]);
+            let source = match s["source"].as_str() {
+                Some(src) => src.to_string(),
+                None => setting.clone(),
+            };
+            let compliant = if s["compliant"] == true { "yes" } else { "no" };
+            let cells = [
+                name.clone(),
+                setting.clone(),
+                shown(expected),
+                shown(&s["before"]),
+            ];
+            let mut cells = cells.to_vec();
+            cells.extend([source, compliant.to_string()]);
+            t.row(cells);
+            if let Some(why) = s["held_back"]["reason"].as_str() {
+                let _ = writeln!(notes, "  {name} {setting}: held back: {why}");
             }
-        };
-        let compliant = if row["compliant"] == true {
-            "yes"
-        } else {
-            "no"
-        };
-        t.row(vec![
-            dash(&row["array"]),
-            dash(&row["setting"]),
-            dash(&row["expected"]),
-            dash(&row["actual"]),
-            dash(&row["source"]),
-            compliant.to_string(),
-        ]);
-        if let Some(n) = row["note"].as_str() {
-            notes.push(format!(
-                "{} {}: {n}",
-                dash(&row["array"]),
-                dash(&row["setting"])
-            ));
         }
     }
     out.push_str(&t.render());
-    for n in notes {
-        let _ = writeln!(out, "  {n}");
-    }
+    out.push_str(&notes);
     for w in r["warnings"].as_array().into_iter().flatten() {
         let _ = writeln!(out, "warning: {}", shown(w));
     }
@@ -115,6 +88,7 @@ pub fn verify(report: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn each_setting_is_a_row_with_expected_actual_source_and_compliant() {
@@ -130,14 +104,9 @@ mod tests {
                 {"name": "md7\u{1b}[2J", "compliant": false, "settings": {}}],
             "system": {"speed_limit_max": {"before": 200000, "after": 200000, "compliant": true}},
             "warnings": []});
-        let rows = verify_rows(&report);
-        assert_eq!(rows.len(), 4);
-        assert_eq!(
-            rows[1],
-            json!({"array": "md0", "setting": "stripe_cache_size",
-            "expected": 4096, "actual": 1024, "source": "arrays[1]", "compliant": false})
-        );
         let t = verify(&report);
+        // A header, four rows (two settings, the unreadable array, the system limit), the verdict.
+        assert_eq!(t.lines().count(), 8, "{t}");
         assert!(
             t.starts_with(
                 "mdtune --verify: compared with the persisted state \
@@ -170,5 +139,9 @@ mod tests {
             ]
         );
         assert!(t.contains("md7\\x1b[2J") && !t.contains('\u{1b}'), "{t}");
+        assert!(
+            t.contains("  md7\\x1b[2J: its values could not be read"),
+            "{t}"
+        );
     }
 }

@@ -239,11 +239,23 @@ fn verify_exits_0_compliant_3_not_1_could_not_check_2_unusable_and_json_runs_kee
     assert_eq!(code, 0, "{json}");
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["compliant"], true);
-    let rows = v["rows"].as_array().unwrap();
-    assert!(
-        rows.iter().any(|r| r
-            == &json!({"array": "md0", "setting": "stripe_cache_size",
-        "expected": 4096, "actual": 4096, "source": "arrays[1]", "compliant": true})),
+    // The same run as JSON: the report of the query, which --verify's table is rendered from.
+    assert!(v["persist"]["compared_with"].is_object(), "{json}");
+    let md0 = v["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "md0")
+        .unwrap();
+    let s = &md0["settings"]["stripe_cache_size"];
+    assert_eq!(
+        (&s["after"], &s["before"], &s["source"], &s["compliant"]),
+        (
+            &json!(4096),
+            &json!(4096),
+            &json!("arrays[1]"),
+            &json!(true)
+        ),
         "{json}"
     );
     // The persisted state names an array this host no longer has: it could not check.
@@ -575,11 +587,10 @@ fn metrics_are_gauges_with_help_in_contiguous_families_and_fail_cleanly() {
         "mdtune_array_sync_progress_ratio{array=\"md1\"} 0.250000",
         "mdtune_array_sync_speed_bytes_per_second{array=\"md1\"} 191488000",
         "mdtune_array_sync_speed_min_bytes_per_second{array=\"md1\"} 1024000",
-        "mdtune_array_setting_follows_system{array=\"md1\",setting=\"sync_speed_min\"} 1",
         "mdtune_array_auto_group_thread_cnt{array=\"md0\"} 8",
         "mdtune_array_hw_queues{array=\"md0\"} 8",
-        "mdtune_array_member_hw_queues{array=\"md0\",member=\"nvme0n1p1\",device=\"nvme0n1\",role=\"active\"} 8",
-        "mdtune_array_member_counted{array=\"md0\",member=\"sdn\",role=\"spare\"} 0",
+        "mdtune_array_member_hw_queues{array=\"md0\",member=\"nvme0n1p1\",device=\"nvme0n1\",role=\"active\",counted=\"true\"} 8",
+        "mdtune_array_member_hw_queues{array=\"md0\",member=\"sdn\",device=\"sdn\",role=\"spare\",counted=\"false\"} 1",
         "mdtune_system_speed_limit_max_bytes_per_second 204800000",
         "mdtune_persisted 0",
     ] {
