@@ -317,17 +317,19 @@ eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')"
   # A stand-in binary that records what it was given: what the wrappers pass, independent of mdtune.
   cat >"$base/record-mdtune" <<EOF
 #!$py
-import json, sys
-open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read()}))
+import json, os, sys
+open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read(),
+                                                   "caller": os.environ.get("MDTUNE_CALLER")}))
 print(json.dumps({"changed": False, "failed": False, "msg": "recorded", "arrays": []}))
 EOF
   chmod +x "$base/record-mdtune"
   sc example "$base/record.json" state.single mdtune.managed name=recorded test=True \
     binary="$base/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
     arrays='[{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": true}]'
-  check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys" \
+  check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys, MDTUNE_CALLER naming Salt for the trail" \
     "$base/recorded.json" '
 eq(r.get("argv"), ["-"], "argv")
+eq(r.get("caller"), "salt mdtune.apply", "MDTUNE_CALLER")
 given = json.loads(r["stdin"])
 eq(given, {"arrays": [{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": True}],
            "thread_policy": "off", "speed_limit_max": 500000, "root": "/nonexistent",

@@ -83,6 +83,11 @@ _UNSET = (None, "", "unmanaged")
 # How much of a non-JSON stdout/stderr a failure message quotes.
 _QUOTE_CHARS = 2000
 
+# How the binary's trail (the system log line of every run that changes something) names Salt:
+# MDTUNE_CALLER, "salt mdtune.<function>", by the run's state.
+_CALLER_ENV = "MDTUNE_CALLER"
+_FUNCTION_OF_STATE = {"present": "apply", "query": "query", "reverted": "revert"}
+
 
 def __virtual__():
     # md RAID and its sysfs attributes exist only on Linux.
@@ -474,9 +479,12 @@ def _run(args, binary=None):
             "config key mdtune:binary, or pass binary=PATH."
         )
     payload = json.dumps(args, default=str)
+    function = _FUNCTION_OF_STATE.get(args.get("state"), "apply")
     proc = __salt__["cmd.run_all"](
         [path, "-"],
         stdin=payload,
+        # The trail names the caller: "salt mdtune.apply, user root: changed md0: ...".
+        env={_CALLER_ENV: f"salt mdtune.{function}"},
         python_shell=False,
         # Without this Salt turns a literal backslash-n inside the JSON
         # into a newline and corrupts it.
