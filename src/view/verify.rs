@@ -40,15 +40,14 @@ pub fn verify(report: &Json) -> String {
         "compliant",
     ]);
     let mut notes = String::new();
-    let system = [(Json::from("system"), &r["system"])];
+    let system = [(Json::from("system"), &r["system"], true)];
     let arrays = r["arrays"].as_array().into_iter().flatten();
-    for (array, settings) in arrays
-        .map(|a| (a["name"].clone(), &a["settings"]))
-        .chain(system)
-    {
+    let arrays = arrays.map(|a| (a["name"].clone(), &a["settings"], a["compliant"] == true));
+    for (array, settings, compliant) in arrays.chain(system) {
         let name = shown(&array);
         let list = settings.as_object().filter(|s| !s.is_empty());
-        if list.is_none() && array != "system" {
+        // An array with nothing managed is a row only when it is not compliant: unreadable.
+        if list.is_none() && !compliant {
             let cells = [name.as_str(), "-", "-", "-", "-", "no"];
             t.row(cells.map(String::from).to_vec());
             notes.push_str("  ");

@@ -118,6 +118,8 @@ fn a_drifted_host_is_named_by_query_show_verify_and_metrics() {
         ]
     );
     assert_eq!(row(&table, "md0", "group_thread_cnt")[5], "yes");
+    // One row per managed setting: md1 (raid10) and md126 (a container) manage none here.
+    assert_eq!(table.lines().count(), 7, "{table}");
     // --metrics: live, wanted and not compliant.
     let (code, metrics, err) = mdtune(&["--metrics"], &dir);
     assert_eq!(code, 0, "{err}");
