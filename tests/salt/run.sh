@@ -380,7 +380,12 @@ assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   # Transactional systems: the formula's metadata as Uyuni reads it, against the rendered SLS
   # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
   sc formula "$base/fo-all.json" state.show_sls mdtune \
-    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}}}'
+    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}, "metrics": {"enabled": true}}}'
+  check "[$label] formula with metrics.enabled: the package's mdtune-metrics.timer enabled and started, after the package" \
+    "$base/fo-all.json" '
+args = r["mdtune-metrics"]["service"]
+assert "running" in args and {"name": "mdtune-metrics.timer"} in args and {"enable": True} in args, args
+assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
     "$base/fo-all.json" 2>&1)
   awk -v l="[$label] " '{ sub(/^(ok   - |FAIL - )/, "&" l); print }' <<<"$trans_out"

@@ -75,7 +75,7 @@ DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 DESIRED_KEYS = ("arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "persist")
 
 # Pillar keys desired() translates itself or that are the formula's own switches.
-_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install")
+_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install", "metrics")
 
 # What the SUSE Manager / Uyuni form writes for "leave this setting alone".
 _UNSET = (None, "", "unmanaged")
@@ -256,7 +256,7 @@ def desired(fresh=False):
       left alone); ``enabled``/``disabled`` become true/false;
     - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
       bounds it only when it is ``auto`` (``{mode: auto, ...}``);
-    - ``deploy`` and ``install`` (the formula's own switches) are not passed;
+    - ``deploy``, ``install`` and ``metrics`` (the formula's own switches) are not passed;
       when ``deploy`` is enabled, the binary is its ``target``;
     - YAML's reading of a bare ``off`` as false is undone.
 
