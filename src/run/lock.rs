@@ -1,7 +1,8 @@
 //! The host-wide lock (docs/reference.md §4): one run at a time per host, on `run/mdtune.lock`
 //! under the root. A run that writes takes it before it reads the host for the last time; a
 //! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails. The
-//! lock file holds the record of the last run that held it (`Lock::record`).
+//! lock file holds the record of the last run that changed or failed to change something
+//! (`Lock::record`).
 
 use crate::sys::Root;
 use std::fs::{File, TryLockError};
@@ -59,7 +60,7 @@ pub(crate) struct Lock {
 
 impl Lock {
     /// Replaces what the lock file holds with `record`, through the descriptor that holds the
-    /// lock: the last run that held it (`crate::trail::record`). Best effort: a record that
+    /// lock: the last run that changed or failed to change something (`crate::trail::record`). Best effort: a record that
     /// cannot be written must not fail the run.
     pub(crate) fn record(&self, record: &[u8]) {
         use std::os::unix::fs::FileExt;

@@ -30,7 +30,7 @@ pub(crate) struct Look {
     pub(crate) wanted: Result<Report, RunError>,
     /// Whether the desired state is persisted and in force (`crate::persist::status`).
     pub(crate) status: Json,
-    /// The last run that held the lock, since boot.
+    /// The last run that changed or failed to change something, since boot (`null`: none).
     pub(crate) last: Json,
 }
 

@@ -147,14 +147,18 @@ pub(crate) fn execute(spec: &Spec, wait: Duration, caller: &Caller) -> Result<Re
     result
 }
 
-/// Leaves the record of a run that held the lock in the lock file (`crate::trail::record`),
-/// unless it was a refusal that wrote nothing (exit 2).
+/// Leaves the record of a run that held the lock and changed or failed to change something in
+/// the lock file (`crate::trail::record`). A converged run writes nothing, the lock file
+/// included, and neither does a refusal (exit 2).
 fn record(lock: &Lock, caller: &Caller, spec: &Spec, result: &Result<Report, RunError>) {
-    if result.as_ref().is_err_and(|e| e.exit() == Exit::Input) {
-        return;
+    let recorded = match result {
+        Ok(r) => r.changed || r.failed,
+        Err(e) => e.exit() != Exit::Input,
+    };
+    if recorded {
+        let ended = result.as_ref().ok();
+        lock.record(&trail::record(caller.describe(), spec.state.name(), ended));
     }
-    let record = trail::record(caller.describe(), spec.state.name(), result.as_ref().ok());
-    lock.record(&record);
 }
 
 /// A `query`: of its own desired state when it has one, else of the persisted state

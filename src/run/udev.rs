@@ -74,11 +74,14 @@ fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunEr
     let root = open_root(root_path)?;
     let lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
     let done = replay_locked(name, root_path, &root);
-    // A replay that tuned (or failed to) is the last run; one with nothing to do is not.
+    // A replay that changed something or failed is recorded; one that had nothing to do, or
+    // found everything in place, writes nothing.
     match &done {
-        Ok(Replay::Nothing(_)) => {}
-        Ok(Replay::Ran(r)) => lock.record(&trail::record(caller.describe(), "udev", Some(r))),
+        Ok(Replay::Ran(r)) if r.changed || r.failed => {
+            lock.record(&trail::record(caller.describe(), "udev", Some(r)));
+        }
         Err(_) => lock.record(&trail::record(caller.describe(), "udev", None)),
+        Ok(_) => {}
     }
     done
 }

@@ -1,9 +1,10 @@
-//! The record of the last run that held the host lock (docs/reference.md §6): when, by which
-//! version, who, its state and how it ended. It is kept in the lock file itself,
-//! `run/mdtune.lock`, written through the descriptor that holds the lock, so it needs no file
-//! of its own and is as old as the boot (a `run/` on tmpfs starts empty; the udev replay that
-//! tunes an array at boot is the first record). `mdtune --show` and `--metrics` read it.
-//! `query` and check mode take no lock and leave it alone.
+//! The record of the last run that changed or failed to change something (docs/reference.md
+//! §6): when, by which version, who, its state and how it ended. It is kept in the lock file
+//! itself, `run/mdtune.lock`, written through the descriptor that holds the lock, so it needs
+//! no file of its own and is as old as the boot (a `run/` on tmpfs starts empty; the udev
+//! replay that tunes an array at boot is the first record). `mdtune --show` and `--metrics`
+//! read it. A converged run, a refusal, `query` and check mode leave it alone: a run that
+//! changes nothing writes nothing.
 
 use crate::persist;
 use crate::report::Report;

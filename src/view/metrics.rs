@@ -132,8 +132,8 @@ fn host(f: &mut Families, v: &Json) {
         ("mdtune_persist_rule_in_force", "1 if the udev rule that puts the persisted state back is installed and its mdtune is there.", Some(u64::from(in_force))),
         ("mdtune_persist_rule_as_written", "1 if the udev rule is what persist wrote (not edited).", Some(u64::from(r["as_written"] == true))),
         ("mdtune_persist_diverged_settings", "Settings whose live value differs from what the persisted state puts back at the next boot.", rolled_out.then_some(drifted)),
-        ("mdtune_last_run_changed", "1 if the last run that held the host lock since boot changed something.", l["changed"].as_bool().map(u64::from)),
-        ("mdtune_last_run_failed", "1 if the last run that held the host lock since boot failed.", l["failed"].as_bool().map(u64::from)),
+        ("mdtune_last_run_changed", "1 if the last run that changed or failed to change something since boot changed something.", l["changed"].as_bool().map(u64::from)),
+        ("mdtune_last_run_failed", "1 if the last run that changed or failed to change something since boot failed.", l["failed"].as_bool().map(u64::from)),
     ];
     for (name, help, value) in facts {
         if let Some(value) = value {
@@ -144,7 +144,7 @@ fn host(f: &mut Families, v: &Json) {
         let state = [("state", l["state"].as_str().unwrap_or(""))];
         f.add(
             "mdtune_last_run_timestamp_seconds",
-            "When the last run that held the host lock since boot ended.",
+            "When the last run that changed or failed to change something since boot ended.",
             &state,
             &t.to_string(),
         );

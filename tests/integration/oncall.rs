@@ -494,9 +494,10 @@ fn the_last_run_is_recorded_in_the_lock_file_and_shown_and_exported() {
         ),
         "{record}"
     );
-    // A query takes no lock and leaves the record alone.
+    // A query takes no lock, and a converged run writes nothing: the record stays.
     let before = fs::read(dir.join("run/mdtune.lock")).unwrap();
     run(&dir, json!({"state": "query"}));
+    run(&dir, json!({"arrays": rolled_out()}));
     assert_eq!(fs::read(dir.join("run/mdtune.lock")).unwrap(), before);
     let (_, show, _) = mdtune(&["--show"], &dir);
     assert!(
