@@ -1,7 +1,9 @@
 //! One run, start to end: validate the input and the root, read the host and plan, take the lock,
-//! read and plan again, apply (unless checking or querying), persist or revert, and build the
-//! report. This is glue: each decision lives in the module named after its step; the `--udev`
-//! entry point is in [`super::udev()`].
+//! read and plan again, apply (unless checking or querying), persist or revert, build the
+//! report, and write the trail (`crate::trail`: the system log line and the lock file's record
+//! of a run that changed or failed). A query without desired state of its own takes the
+//! persisted state as its desired state (`super::rolled_out`). This is glue: each decision lives
+//! in the module named after its step; the `--udev` entry point is in [`super::udev()`].
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
