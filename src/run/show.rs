@@ -62,7 +62,7 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
         a["origin"] = origins(&a["values"], &theirs["settings"], rolled_out);
         a["wanted"] = theirs;
     }
-    view["system_limits"] = system_limits(&look, &wanted["system"], rolled_out);
+    view["system_limits"] = system_limits(&look);
     view["wanted_system"] = wanted["system"].clone();
     view["compared"] = match &look.wanted {
         Ok(_) => object([
@@ -155,20 +155,14 @@ fn live_source(setting: &str, live: &Json, wanted: &Json, rolled_out: bool) -> J
     }
 }
 
-/// Each system limit the kernel has: live, rolled out, and where the live value came from.
-fn system_limits(look: &Look, theirs: &Json, rolled_out: bool) -> Json {
-    let mut out = Map::new();
-    for (limit, v) in &look.inv.speed_limits {
-        let live = v.to_json();
-        let s = &theirs[limit.name()];
-        let source = live_source(limit.name(), &live, s, rolled_out);
-        let mut o = object([("live", live), ("source", source)]);
-        if rolled_out && s.is_object() {
-            o["rolled_out"] = s["after"].clone();
-        }
-        out.insert(limit.name().to_string(), o);
-    }
-    Json::Object(out)
+/// The live value of each system limit the kernel has (what a `system` sync limit follows).
+fn system_limits(look: &Look) -> Json {
+    let limits = look.inv.speed_limits.iter();
+    Json::Object(
+        limits
+            .map(|(l, v)| (l.name().to_string(), v.to_json()))
+            .collect(),
+    )
 }
 
 /// Whether the state is persisted and in force after a reboot, this boot's replays (when the

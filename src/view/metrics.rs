@@ -124,13 +124,12 @@ fn host(f: &mut Families, v: &Json) {
         drifted += u64::from(s["compliant"] == false);
     }
     let rolled_out = ok && c["rolled_out"] == true;
-    let facts: [(&str, &str, Option<u64>); 9] = [
+    let facts: [(&str, &str, Option<u64>); 8] = [
         ("mdtune_check_success", "1 if the host could be compared with its desired state (the persisted state, else the defaults).", Some(u64::from(ok))),
         ("mdtune_compliant", "1 if every setting is as the desired state wants.", ok.then(|| u64::from(c["compliant"] == true))),
         ("mdtune_persisted", "1 if a desired state is persisted (/etc/mdtune/mdtune.json) to be put back at boot.", Some(u64::from(p["persisted"] == true))),
         ("mdtune_persisted_timestamp_seconds", "When the persisted state was last written.", p["written_unix"].as_u64()),
         ("mdtune_persist_rule_in_force", "1 if the udev rule that puts the persisted state back is installed and its mdtune is there.", Some(u64::from(in_force))),
-        ("mdtune_persist_rule_as_written", "1 if the udev rule is what persist wrote (not edited).", Some(u64::from(r["as_written"] == true))),
         ("mdtune_persist_diverged_settings", "Settings whose live value differs from what the persisted state puts back at the next boot.", rolled_out.then_some(drifted)),
         ("mdtune_last_run_changed", "1 if the last run that changed or failed to change something since boot changed something.", l["changed"].as_bool().map(u64::from)),
         ("mdtune_last_run_failed", "1 if the last run that changed or failed to change something since boot failed.", l["failed"].as_bool().map(u64::from)),
@@ -182,13 +181,11 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
     let info = [
         ("array", name),
         ("devname", text(a, "devname")),
-        ("uuid", text(a, "uuid")),
         ("level", text(a, "level")),
-        ("array_state", text(a, "array_state")),
     ];
     f.add(
         "mdtune_array_info",
-        "An md array: its mdadm name, uuid, level and state.",
+        "An md array: its mdadm name and level.",
         &info,
         "1",
     );
@@ -197,7 +194,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
     let (live, want) = (a["values"].as_object(), wanted["settings"].as_object());
     for (key, value) in live.into_iter().flatten() {
         // A sync limit that follows the system's counts as that limit.
-        let limit = &v["system_limits"][key.replace("sync_speed_", "speed_limit_")]["live"];
+        let limit = &v["system_limits"][key.replace("sync_speed_", "speed_limit_")];
         let what = "The array's live md/";
         setting(f, "mdtune_array_", key, value, limit, what, &of);
     }
@@ -205,7 +202,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
         let limit = key.replace("sync_speed_", "speed_limit_");
         let w = &v["wanted_system"][&limit]["after"];
         let follows = if w.is_null() {
-            &v["system_limits"][&limit]["live"]
+            &v["system_limits"][&limit]
         } else {
             w
         };
@@ -324,15 +321,7 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
 fn system(f: &mut Families, v: &Json) {
     for (limit, o) in v["system_limits"].as_object().into_iter().flatten() {
         let what = "The live /proc/sys/dev/raid/";
-        setting(
-            f,
-            "mdtune_system_",
-            limit,
-            &o["live"],
-            &Json::Null,
-            what,
-            &[],
-        );
+        setting(f, "mdtune_system_", limit, o, &Json::Null, what, &[]);
     }
     for (limit, s) in v["wanted_system"].as_object().into_iter().flatten() {
         let what = "The value the desired state wants for /proc/sys/dev/raid/";
@@ -365,9 +354,9 @@ mod tests {
     fn families_are_contiguous_gauges_with_help_and_escaped_labels() {
         let view = json!({"compared": {"rolled_out": true, "compliant": false},
             "persistence": {"persisted": true, "written_unix": 1_748_772_000_u64,
-                "rule": {"installed": true, "runs": "/usr/sbin/mdtune", "binary_present": true,
-                    "as_written": true}, "originals": {}},
-            "system_limits": {"speed_limit_min": {"live": 1000}},
+                "rule": {"installed": true, "runs": "/usr/sbin/mdtune", "binary_present": true},
+                "originals": {}},
+            "system_limits": {"speed_limit_min": 1000},
             "wanted_system": {},
             "arrays": [{"name": "md0", "devname": "a\"b\\c\nd", "values": {"stripe_cache_size": 1024,
                 "sync_speed_min": "system", "skip_copy": true},

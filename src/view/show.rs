@@ -208,11 +208,7 @@ fn tunables(out: &mut String, a: &Json, limits: &Json) {
         };
         let mut live = shown(&values[attr]);
         if let (true, Some(l)) = (values[attr] == "system", attr.strip_prefix("sync_speed_")) {
-            let _ = write!(
-                live,
-                " ({})",
-                shown(&limits[format!("speed_limit_{l}")]["live"])
-            );
+            let _ = write!(live, " ({})", shown(&limits[format!("speed_limit_{l}")]));
         }
         let origin = &a["origin"][attr];
         t.row(vec![

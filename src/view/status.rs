@@ -1,5 +1,5 @@
-//! `mdtune --show`'s head for the person on call: the system limits in force (and where each
-//! came from), whether the desired state is persisted and in force after a reboot (since when,
+//! `mdtune --show`'s head for the person on call: the system limits in force (whether they are
+//! as rolled out is the drift line's to say), whether the desired state is persisted and in force after a reboot (since when,
 //! by which version, the udev rule, the saved originals, this boot's replays, the last run), and
 //! whether the host is as rolled out, naming each drifted setting. Rendered from the JSON that
 //! `crate::run::show` gathers, already escaped.
@@ -12,18 +12,9 @@ use std::fmt::Write as _;
 pub(super) fn head(view: &Json) -> String {
     let mut out = String::from("system:");
     let limits = view["system_limits"].as_object().into_iter().flatten();
-    for (i, (name, o)) in limits.enumerate() {
+    for (i, (name, live)) in limits.enumerate() {
         let sep = if i == 0 { "" } else { "," };
-        let _ = write!(
-            out,
-            "{sep} {name} {} ({}",
-            shown(&o["live"]),
-            shown(&o["source"])
-        );
-        if !o["rolled_out"].is_null() {
-            let _ = write!(out, "; rolled out {}", shown(&o["rolled_out"]));
-        }
-        out.push(')');
+        let _ = write!(out, "{sep} {name} {}", shown(live));
     }
     if view["system_limits"]
         .as_object()

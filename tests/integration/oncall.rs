@@ -525,7 +525,7 @@ fn show_says_whether_it_is_persisted_the_rule_the_originals_and_the_system_limit
     let (code, show, _) = mdtune(&["--show"], &dir);
     assert_eq!(code, 0);
     for line in [
-        "system: speed_limit_max 200000 (kernel default), speed_limit_min 1000 (kernel default)",
+        "system: speed_limit_max 200000, speed_limit_min 1000",
         "  udev rule: /etc/udev/rules.d/90-mdtune.rules installed, runs /usr/sbin/mdtune",
         "  saved originals: md0 (group_thread_cnt 0, stripe_cache_size 256); md2 (group_thread_cnt 0)",
         "  this boot's replays: unknown: the root is",
@@ -550,8 +550,7 @@ fn show_says_whether_it_is_persisted_the_rule_the_originals_and_the_system_limit
     );
     let (_, metrics, _) = mdtune(&["--metrics"], &dir);
     assert!(
-        metrics.contains("mdtune_persist_rule_in_force 0\n")
-            && metrics.contains("mdtune_persist_rule_as_written 0\n"),
+        metrics.contains("mdtune_persist_rule_in_force 0\n"),
         "{metrics}"
     );
 }
