@@ -9,8 +9,11 @@
 //! plan --> apply         (writes, read-back, rollback; not in check mode or query)
 //!          persist       (the state that survives a reboot; the saved originals)
 //! all --> report         (pure: the one JSON object)
-//! run                    (one run start to end, --udev, --show, the lock, the exit status)
-//! view                   (pure: the report and the host as text for a person, --text, --show)
+//! trail                  (the system log line of each run that changed or failed; the last run)
+//! run                    (one run start to end, --udev, --show, --verify, --metrics, the lock,
+//!                         the exit status)
+//! view                   (pure: the report and the host as text for a person, --text, --show,
+//!                         --verify; and for Prometheus, --metrics)
 //! ```
 //!
 //! Under every step: [`md`], the md vocabulary (attributes, values, the kernel facts table), and
@@ -36,4 +39,5 @@ pub mod spec;
 pub mod sys;
 #[cfg(test)]
 mod testing;
+pub mod trail;
 pub mod view;

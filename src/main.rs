@@ -2,7 +2,8 @@
 //! runs [`mdtune::run`], prints exactly one JSON object on stdout and exits 0 (success), 1
 //! (failure) or 2 (unusable input). Nothing else is printed, and no panic reaches the caller
 //! without a JSON object. For people, `--text` prints that object as text instead and
-//! `--show` prints the host, read only (`mdtune::view`).
+//! `--show` prints the host, read only (`mdtune::view`); `--verify` and `--metrics` print it
+//! against what was rolled out, for the person on call and for Prometheus.
 
 #![forbid(unsafe_code)]
 
@@ -24,12 +25,18 @@ usage:
                                 the same run, its report printed as text for a person
   mdtune --show [--root DIR]    show the host, read only: every array, its members and their
                                 hardware queues, each tunable's value and what auto would set
+  mdtune --verify [--json] [--root DIR]
+                                compare the host with the persisted desired state (or the
+                                defaults), one row per setting; exit 0 compliant, 3 not,
+                                1 could not check, 2 unusable input
+  mdtune --metrics [--root DIR] the host in Prometheus' text format (node_exporter textfile)
   mdtune --udev NAME [--root DIR]
                                 apply the persisted desired state to array NAME (udev rule)
   mdtune --help | --version
 
-The result is one JSON object on stdout (text with --text and --show). Exit status:
-0 success (changed or not), 1 failure, 2 unusable input. Preview a run without writing:
+The result is one JSON object on stdout (text with --text, --show, --verify and
+--metrics). Exit status: 0 success (changed or not), 1 failure, 2 unusable input.
+Preview a run without writing:
 echo '{\"check_mode\": true}' | mdtune --text -
 Input keys, output keys and examples: man mdtune, or docs/reference.md in the source.
 ";
@@ -71,6 +78,47 @@ fn read_input(from: impl Read, what: &str) -> String {
     })
 }
 
+/// `NAME [--json] [--root DIR]`, in any order: the root (`/` by default) and whether `--json`
+/// was given; `None` when the words are something else.
+fn read_only_args<'a>(words: &[&'a str], name: &str, json_ok: bool) -> Option<(&'a str, bool)> {
+    let (mut root, mut json, mut seen, mut i) = (None, false, false, 0);
+    while i < words.len() {
+        match words[i] {
+            w if w == name && !seen => seen = true,
+            "--json" if json_ok && !json => json = true,
+            "--root" if root.is_none() => {
+                root = Some(*words.get(i + 1)?);
+                i += 1;
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+    seen.then_some((root.unwrap_or("/"), json))
+}
+
+/// `--verify` and `--metrics` (docs/reference.md §1): read only, text (or `--verify --json`).
+fn on_call(words: &[&str]) {
+    if let Some((root, json)) = read_only_args(words, "--verify", true) {
+        let v = run::verify(&PathBuf::from(root), json);
+        print!("{}", v.stdout);
+        eprint!("{}", v.stderr);
+        exit(v.exit as i32)
+    }
+    if let Some((root, _)) = read_only_args(words, "--metrics", false) {
+        match run::metrics(&PathBuf::from(root)) {
+            Ok(text) => {
+                print!("{text}");
+                exit(0)
+            }
+            Err((msg, code)) => {
+                eprintln!("mdtune --metrics: {}", mdtune::view::escaped(&msg));
+                exit(code as i32)
+            }
+        }
+    }
+}
+
 fn main() {
     run::install_panic_hook();
     // `--text` before a run's input prints its report for a person; the run is the same.
@@ -93,6 +141,9 @@ fn main() {
         .collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let as_text = AS_TEXT.load(Ordering::Relaxed);
+    if !as_text {
+        on_call(&words);
+    }
     let text = match words.as_slice() {
         ["--help" | "-h"] => {
             print!("{HELP}");

@@ -21,7 +21,7 @@ suite() {
 suite lint       tests/lint/run.sh
 suite cargo-test cargo test
 suite release    bench/build-release.sh
-for s in ${MDTUNE_SUITES:-ansible salt fleet packaging vm fuzz}; do
+for s in ${MDTUNE_SUITES:-ansible salt fleet monitoring packaging vm fuzz}; do
   suite "$s" "tests/$s/run.sh"
 done
 

@@ -26,6 +26,16 @@ impl Value {
         u64::try_from(n).map_or(Value::Negative(n), Value::Int)
     }
 
+    /// As JSON, typed as the report types it (`"system"` for [`Value::System`]).
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            Value::Int(n) => n.into(),
+            Value::Negative(n) => n.into(),
+            Value::Bool(b) => b.into(),
+            Value::System => "system".into(),
+        }
+    }
+
     /// The text written to the kernel.
     pub fn to_kernel(self) -> String {
         match self {

@@ -176,6 +176,12 @@ impl Originals {
         (uuid.to_string(), joined)
     }
 
+    /// Every saved file, by key (array uuid, `md-<name>`, `system`): what `--show` lists as the
+    /// originals a revert would put back.
+    pub(crate) fn saved(&self) -> &BTreeMap<String, Saved> {
+        &self.files
+    }
+
     /// The plan that writes the originals back over the live values in `inv`.
     /// With the keys whose originals a revert keeps (arrays it cannot read).
     pub(crate) fn revert_plan(&self, inv: &Inventory) -> (Plan, Vec<String>) {

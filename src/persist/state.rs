@@ -6,13 +6,16 @@
 //! `usr/local/sbin/mdtune` (unless the running binary is the packaged `usr/sbin/mdtune`, which
 //! the rule then runs instead; a link at `usr/local/sbin/mdtune` is replaced, never written
 //! through) and a udev rule that runs `mdtune --udev %k` on md `change` events. `persist: false`
-//! and `state: reverted` remove only the files the manifest records. The manifest `etc/mdtune/installed.json` (what `persist` created) is written first, so
-//! an interrupted run never loses track of a file it installed. Each file is written atomically
+//! and `state: reverted` remove only the files the manifest records. The manifest
+//! `etc/mdtune/installed.json` (what `persist` created, and when and by which version the state
+//! was last written: [`super::manifest`]) is written first, so an interrupted run never loses
+//! track of a file it installed. Each file is written atomically
 //! (a temp file beside it, then a rename) and only when its content differs; temp files left by
 //! an interrupted run are removed by the next run that writes or removes in that directory.
 
 use crate::plan::Diff;
 
+use super::manifest::{self, Manifest, Written};
 use super::rule::{udev_rule, RULE_FILE};
 use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
@@ -181,7 +184,8 @@ pub(crate) fn plan_files(
     });
     let path = root.etc().join(MANIFEST_FILE);
     let old = read_opt(root, &path)?;
-    let mut created = manifest_entries(root, old.as_deref())?;
+    let old_created = manifest_entries(root, old.as_deref())?;
+    let mut created = old_created.clone();
     created.extend(
         plans
             .iter()
@@ -190,14 +194,15 @@ pub(crate) fn plan_files(
     );
     created.sort();
     created.dedup();
-    let mut new = serde_json::to_string_pretty(&created).unwrap_or_default();
-    new.push('\n');
+    // The time is that of the persisted input: a rule or binary put back leaves it alone.
+    let state_due = plans[0].is_due();
+    let new = manifest::next(old.as_deref(), &old_created, created, state_due);
     plans.insert(
         0,
         FilePlan {
             path,
             old,
-            new: Some(new.into_bytes()),
+            new: Some(new),
             mode: 0o644,
         },
     );
@@ -210,10 +215,27 @@ fn manifest_entries(root: &Root, bytes: Option<&[u8]>) -> Result<Vec<String>, Pe
     let Some(bytes) = bytes else {
         return Ok(Vec::new());
     };
-    serde_json::from_slice::<Vec<String>>(bytes).map_err(|e| PersistError::Corrupt {
-        path: display(root, &root.etc().join(MANIFEST_FILE)),
-        why: e.to_string(),
-    })
+    Manifest::parse(bytes)
+        .map(|m| m.created)
+        .map_err(|why| PersistError::Corrupt {
+            path: display(root, &root.etc().join(MANIFEST_FILE)),
+            why,
+        })
+}
+
+/// When and by which version the persisted state was last written, from the manifest: `None`
+/// when nothing is persisted or the manifest predates the record.
+pub(crate) fn written(root: &Root) -> Result<Option<Written>, PersistError> {
+    let path = root.etc().join(MANIFEST_FILE);
+    let Some(bytes) = read_opt(root, &path)? else {
+        return Ok(None);
+    };
+    Manifest::parse(&bytes)
+        .map(|m| m.written)
+        .map_err(|why| PersistError::Corrupt {
+            path: display(root, &path),
+            why,
+        })
 }
 
 /// Writes (or removes) one file as planned.

@@ -29,7 +29,8 @@ pub(super) struct Part {
 pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system: &System) -> Part {
     let mut settings = BTreeMap::new();
     let mut summary = Summary::default();
-    let mut line = msg::Line::new(&a.name, ap.is_compliant() || state == State::Reverted);
+    let compliant = ap.is_compliant() || state == State::Reverted;
+    let mut line = msg::Line::new(&a.name, compliant, ends.rolled_out);
     for c in &ap.changes {
         let s = setting(a, ap, c, ends, system);
         // The diff shows what is (or would be) different: nothing after a full rollback.

@@ -25,7 +25,8 @@ pub fn build(
     outcome: &Outcome,
     persist: Persist,
 ) -> Report {
-    let ends = Ends::new(spec, outcome);
+    let mut ends = Ends::new(spec, outcome);
+    ends.rolled_out = persist.compared_with.is_some();
     let (mut arrays, mut lines, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     for ap in &plan.arrays {
         let part = array(

@@ -15,4 +15,4 @@ mod msg;
 mod setting;
 
 pub use build::build;
-pub use model::{Persist, Report};
+pub use model::{ComparedWith, Persist, Report};

@@ -94,6 +94,21 @@ pub struct Persist {
     /// Present when the udev rule was (or would be) installed or removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) udev_reload: Option<Reload>,
+    /// A `query` with no desired state of its own compared with the persisted state
+    /// (docs/reference.md §2): which file, and when and by which version it was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) compared_with: Option<ComparedWith>,
+}
+
+/// The persisted state a `query` compared with, when it had no desired state of its own.
+#[derive(Clone, Debug, Serialize)]
+pub struct ComparedWith {
+    /// `/etc/mdtune/mdtune.json`.
+    pub(crate) file: String,
+    /// When the persisted state was last written (RFC 3339, UTC), if the manifest says.
+    pub(crate) written: Option<String>,
+    /// The mdtune version that wrote it, if the manifest says.
+    pub(crate) version: Option<String>,
 }
 
 /// A value put back by a rollback or a revert.

@@ -22,9 +22,15 @@ pub(super) fn message(
     compliant: bool,
 ) -> String {
     let body = body(spec, lines, system_due, persist);
+    // A query with no desired state of its own compared with the persisted state: say so.
+    let against = persist
+        .compared_with
+        .as_ref()
+        .map(|c| format!(" with the persisted state ({})", c.file))
+        .unwrap_or_default();
     let msg = match (spec.state, spec.writes()) {
-        (State::Query, _) if compliant => format!("compliant: {body}"),
-        (State::Query, _) => format!("not compliant: {body}"),
+        (State::Query, _) if compliant => format!("compliant{against}: {body}"),
+        (State::Query, _) => format!("not compliant{against}: {body}"),
         (State::Reverted, true) if !persist.left.is_empty() => format!("restored: {body}"),
         (State::Reverted, true) => format!("reverted: {body}"),
         (State::Reverted, false) => format!("check mode: would revert: {body}"),
@@ -45,6 +51,8 @@ pub(super) fn message(
 }
 
 /// The message after its head: every part, or, when there is none, that there was nothing to do.
+/// A query names every reason it is not compliant before it counts the arrays that are, so that
+/// no message contradicts itself (`not compliant: persist due: ...; 5 arrays compliant`).
 fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -> String {
     let quiet = match spec.state {
         State::Reverted => "at their saved values",
@@ -54,8 +62,16 @@ fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -
     if !system_due.is_empty() {
         parts.push(format!("system: {}", system_due.join(", ")));
     }
-    parts.extend(rest);
-    parts.extend(persisted(persist, spec));
+    if spec.state == State::Query {
+        parts.extend(persisted(persist, spec));
+        if persist.unknown {
+            parts.push("the persisted state cannot be compared (see warnings)".into());
+        }
+        parts.extend(rest);
+    } else {
+        parts.extend(rest);
+        parts.extend(persisted(persist, spec));
+    }
     if parts.is_empty() {
         parts.push(match spec.state {
             State::Reverted => "no saved originals to restore, no persisted file to remove".into(),
@@ -69,18 +85,22 @@ fn body(spec: &Spec, lines: &[Line], system_due: &[String], persist: &Persist) -
 #[derive(Debug, Default)]
 pub(super) struct Line {
     name: String,
-    /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`.
+    /// `attr before -> after`, `attr before -> wanted held back (why)`, `skipped: why`; or,
+    /// compared with the persisted state, `attr live (rolled out wanted)`.
     what: Vec<String>,
     /// After the settings, in parentheses: the sync paused around them.
     note: Option<String>,
     compliant: bool,
+    rolled_out: bool,
 }
 
 impl Line {
-    pub(super) fn new(name: &str, compliant: bool) -> Line {
+    /// The line of array `name`; `rolled_out`: the wanted values are the persisted state's.
+    pub(super) fn new(name: &str, compliant: bool, rolled_out: bool) -> Line {
         Line {
             name: name.to_string(),
             compliant,
+            rolled_out,
             what: Vec::new(),
             note: None,
         }
@@ -88,14 +108,20 @@ impl Line {
 
     /// A managed setting: named when it is due, with why when it is held back.
     pub(super) fn add(&mut self, attr: &str, before: Value, after: Value, held: Option<Hold>) {
-        match held {
-            Some(h) => self.what.push(format!(
-                "{attr} {before} -> {after} held back ({})",
-                short(h)
-            )),
-            None if before != after => self.what.push(format!("{attr} {before} -> {after}")),
-            None => {}
+        if held.is_none() && before == after {
+            return;
         }
+        let mut s = if self.rolled_out {
+            format!("{attr} {before} (rolled out {after})")
+        } else {
+            format!("{attr} {before} -> {after}")
+        };
+        if let Some(h) = held {
+            s.push_str(" held back (");
+            s.push_str(short(h));
+            s.push(')');
+        }
+        self.what.push(s);
     }
 
     /// Something skipped with a warning: the array (`what` empty) or one setting.
@@ -251,9 +277,9 @@ mod tests {
 
     /// md0 due (0 -> 8), md1 compliant.
     fn two_lines() -> Vec<Line> {
-        let mut due = Line::new("md0", false);
+        let mut due = Line::new("md0", false, false);
         due.add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
-        vec![due, Line::new("md1", true)]
+        vec![due, Line::new("md1", true, false)]
     }
 
     #[test]
@@ -333,7 +359,7 @@ mod tests {
     #[test]
     fn only_arrays_that_need_a_look_are_named_and_the_rest_counted() {
         let mut lines: Vec<Line> = (0..16)
-            .map(|i| Line::new(&format!("md{i}"), true))
+            .map(|i| Line::new(&format!("md{i}"), true, false))
             .collect();
         lines[3].add("group_thread_cnt", Value::Int(0), Value::Int(8), None);
         lines[5].add(
@@ -344,7 +370,7 @@ mod tests {
         );
         lines[7].skipped("", "md7: md/stripe_cache_size read empty");
         lines[9].add("stripe_cache_size", Value::Int(256), Value::Int(256), None);
-        lines[11] = Line::new("md11", false);
+        lines[11] = Line::new("md11", false, false);
         let (mut parts, rest) = arrays(&lines, "compliant");
         parts.extend(rest);
         assert_eq!(

@@ -19,6 +19,9 @@ pub(super) struct Ends<'a> {
     /// Neither check mode nor `query`: the writes happened.
     real_run: bool,
     query: bool,
+    /// A query of the persisted state (`Persist::compared_with`): its `msg` says the wanted
+    /// values are the ones rolled out.
+    pub(super) rolled_out: bool,
 }
 
 impl<'a> Ends<'a> {
@@ -27,6 +30,7 @@ impl<'a> Ends<'a> {
             outcome,
             real_run: spec.writes(),
             query: spec.state == State::Query,
+            rolled_out: false,
         }
     }
 

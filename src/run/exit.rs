@@ -13,6 +13,8 @@ pub enum Exit {
     Failed = 1,
     /// Unusable input: nothing was written, not even the lock.
     Input = 2,
+    /// `--verify` only: the host is not compliant with its desired state.
+    NotCompliant = 3,
 }
 
 /// The whole result of a run that failed before it could plan.

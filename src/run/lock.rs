@@ -1,7 +1,8 @@
 //! The host-wide lock (docs/reference.md §4): one run at a time per host, on `run/mdtune.lock`
 //! under the root. A run that writes takes it before it reads the host for the last time; a
 //! second run waits a bounded time (`MDTUNE_LOCK_WAIT` seconds, for tests), then fails. The
-//! wait for a paused sync to stop is set here too (`MDTUNE_SYNC_STOP_WAIT`).
+//! wait for a paused sync to stop is set here too (`MDTUNE_SYNC_STOP_WAIT`). The lock file holds
+//! the record of the last run that changed or failed to change something (`Lock::record`).
 
 use crate::sys::{LockFile, Root};
 use std::io;
@@ -69,7 +70,16 @@ fn parse_millis(text: &str) -> Option<u64> {
 /// The host-wide lock: one run at a time. Released when dropped.
 #[derive(Debug)]
 pub(crate) struct Lock {
-    _file: LockFile,
+    file: LockFile,
+}
+
+impl Lock {
+    /// Replaces what the lock file holds with `record`, through the descriptor that holds the
+    /// lock: the last run that changed or failed to change something (`crate::trail::record`).
+    /// Best effort: a record that cannot be written must not fail the run.
+    pub(crate) fn record(&self, record: &[u8]) {
+        let _ = self.file.replace(record);
+    }
 }
 
 /// Takes an exclusive lock on `run/mdtune.lock`, waiting at most `wait`. Opening it never
@@ -95,7 +105,7 @@ pub(crate) fn lock(root: &Root, wait: Duration) -> Result<Lock, LockError> {
     let start = Instant::now();
     loop {
         match file.try_lock() {
-            Ok(true) => return Ok(Lock { _file: file }),
+            Ok(true) => return Ok(Lock { file }),
             Ok(false) if start.elapsed() < wait => sleep(Duration::from_millis(20)),
             Ok(false) => {
                 return Err(LockError::Timeout {

@@ -1,7 +1,9 @@
 //! One run, from input to report, and the edge that ends it (docs/reference.md §1): `module`
 //! validates the input and the root, reads the host, plans, takes the lock, reads and plans
 //! again, applies, persists or reverts, and builds the report; `udev` is the persisted rule's
-//! entry point; `show` gathers what `mdtune --show` prints (a query, read only); `revert` is
+//! entry point; `rolled_out` is what a query without desired state of its own compares with
+//! (the persisted state); `look` reads the host once for `show` (what `mdtune --show` and
+//! `--metrics` print) and `verify` (`mdtune --verify`), read only; `revert` is
 //! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
 //! `lock` is the host-wide lock; `error` why a run stopped, `exit` the exit status, the failure
 //! object and the panic hook. Glue: each decision lives in the step named after it.
@@ -9,13 +11,17 @@
 mod error;
 mod exit;
 mod lock;
+mod look;
 mod module;
 mod removal;
 mod revert;
+mod rolled_out;
 mod show;
 mod udev;
+mod verify;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};
 pub use module::module;
-pub use show::show;
+pub use show::{metrics, show};
 pub use udev::udev;
+pub use verify::{verify, Verified};

@@ -1,30 +1,56 @@
 //! One run, start to end: validate the input and the root, read the host and plan, take the lock,
-//! read and plan again, apply (unless checking or querying), persist or revert, and build the
-//! report. This is glue: each decision lives in the module named after its step; the `--udev`
-//! entry point is in [`super::udev()`].
+//! read and plan again, apply (unless checking or querying), persist or revert, build the
+//! report, and write the trail (`crate::trail`: the system log line and the lock file's record
+//! of a run that changed or failed). A query without desired state of its own takes the
+//! persisted state as its desired state (`super::rolled_out`). This is glue: each decision lives
+//! in the module named after its step; the `--udev` entry point is in [`super::udev()`].
 
 use super::error::RunError;
 use super::exit::{failure, Exit};
-use super::lock::{lock, lock_wait, sync_stop_wait, LOCK_WAIT_MS};
+use super::lock::{lock, lock_wait, sync_stop_wait, Lock, LOCK_WAIT_MS};
 use super::removal::{note_failed_reload, remove};
+use super::rolled_out::{has_desired_state, persisted_query};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory, Scope};
 use crate::md::{Attr, SpeedLimit};
 use crate::persist::{self, Originals};
 use crate::plan::{self, PlanError};
-use crate::report::{self, Persist, Report};
+use crate::report::{self, ComparedWith, Persist, Report};
 use crate::spec::{Spec, State};
 use crate::sys::Root;
+use crate::trail::{self, Caller};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
 /// Runs the module on its JSON input; returns the JSON text to print and the exit status.
 pub fn module(text: &str) -> (String, Exit) {
+    let caller = Caller::of_input(text);
     let result = Spec::from_json(text)
         .map_err(RunError::from)
-        .and_then(|spec| execute(&spec, lock_wait(LOCK_WAIT_MS)));
+        .and_then(|spec| {
+            let result = execute(&spec, lock_wait(LOCK_WAIT_MS), &caller);
+            write_trail(&spec, &caller, &result);
+            result
+        });
     finish(result)
+}
+
+/// The trail's line of a run that writes (neither `query` nor check mode) when it changed or
+/// failed to change something (docs/reference.md §6). A refusal that wrote nothing (exit 2)
+/// has none.
+fn write_trail(spec: &Spec, caller: &Caller, result: &Result<Report, RunError>) {
+    if !spec.writes() {
+        return;
+    }
+    match result {
+        Err(e) if e.exit() == Exit::Input => {}
+        Err(e) => trail::failure(&spec.root, caller, &e.to_string()),
+        Ok(r) => {
+            let removing = spec.state == State::Reverted || spec.persist == Some(false);
+            trail::report(&spec.root, caller, r, removing);
+        }
+    }
 }
 
 /// The JSON text and exit status of a finished run.
@@ -86,9 +112,9 @@ pub(crate) fn needs_root(denied: bool) -> &'static str {
 /// plans once before it takes the lock (so input the host refuses is refused first), then reads
 /// the host again under the lock and plans again, since another run may have changed it
 /// meanwhile. When the lock file exists, taking it writes nothing and the host is read once.
-pub(crate) fn execute(spec: &Spec, wait: Duration) -> Result<Report, RunError> {
+pub(crate) fn execute(spec: &Spec, wait: Duration, caller: &Caller) -> Result<Report, RunError> {
     let root = open_root(&spec.root)?;
-    let mut report = run_on(spec, &root, wait)?;
+    let mut report = run_on(spec, &root, wait, caller)?;
     report.warnings.splice(0..0, root_warning(&root));
     Ok(report)
 }
@@ -106,11 +132,12 @@ pub(crate) fn root_warning(root: &Root) -> Option<String> {
 }
 
 /// [`execute`] on the opened root.
-fn run_on(spec: &Spec, root: &Root, wait: Duration) -> Result<Report, RunError> {
+fn run_on(spec: &Spec, root: &Root, wait: Duration, caller: &Caller) -> Result<Report, RunError> {
     if !spec.writes() {
         return match spec.state {
             State::Reverted => super::revert::revert(spec, root),
-            State::Present | State::Query => present(spec, root, Refusal::Input),
+            State::Query => query(spec, root),
+            State::Present => present(spec, root, Refusal::Input),
         };
     }
     // Locking a lock file that is already there writes nothing, so then the host is read once,
@@ -123,10 +150,42 @@ fn run_on(spec: &Spec, root: &Root, wait: Duration) -> Result<Report, RunError> 
         plan::plan(spec, &inv).map_err(RunError::Refused)?;
         refusal = Refusal::AfterWait;
     }
-    let _lock = lock(root, wait)?;
-    match spec.state {
+    let lock = lock(root, wait)?;
+    let result = match spec.state {
         State::Reverted => super::revert::revert(spec, root),
         State::Present | State::Query => present(spec, root, refusal),
+    };
+    record(&lock, caller, spec, &result);
+    result
+}
+
+/// Leaves the record of a run that held the lock and changed or failed to change something in
+/// the lock file (`crate::trail::record`). A converged run writes nothing, the lock file
+/// included, and neither does a refusal (exit 2).
+fn record(lock: &Lock, caller: &Caller, spec: &Spec, result: &Result<Report, RunError>) {
+    let recorded = match result {
+        Ok(r) => r.changed || r.failed,
+        Err(e) => e.exit() != Exit::Input,
+    };
+    if recorded {
+        let ended = result.as_ref().ok();
+        lock.record(&trail::record(caller.describe(), spec.state.name(), ended));
+    }
+}
+
+/// A `query`: of its own desired state when it has one, else of the persisted state
+/// (`super::rolled_out`; a refusal of it, such as an exact name the host no longer has, fails
+/// the run: exit 1), else of the defaults.
+fn query(spec: &Spec, root: &Root) -> Result<Report, RunError> {
+    if has_desired_state(spec) {
+        return present(spec, root, Refusal::Input);
+    }
+    match persisted_query(spec, root) {
+        Some((ps, with)) => {
+            let inv = host::read(root, &scope(&ps))?;
+            tune(&ps, root, &inv, Refusal::Replay, &Against::Itself(with))
+        }
+        None => present(spec, root, Refusal::Input),
     }
 }
 
@@ -184,6 +243,9 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
 pub(crate) enum Against {
     /// `persist` is given (or this is the udev replay of the persisted state itself).
     Nothing,
+    /// The run is a `query` of the persisted state itself, which it took as its desired state
+    /// because its input had none (docs/reference.md §2): the report says so.
+    Itself(ComparedWith),
     /// `persist` unset, and a persisted state exists: its spec, planned on the same host.
     Persisted(Box<Spec>),
     /// `persist` unset, and the persisted state cannot be read: why.
@@ -191,7 +253,7 @@ pub(crate) enum Against {
 }
 
 /// The persisted state a run that leaves `persist` unset compares with.
-fn against(spec: &Spec, root: &Root) -> Against {
+pub(crate) fn against(spec: &Spec, root: &Root) -> Against {
     if spec.persist.is_some() || spec.only.is_some() {
         return Against::Nothing;
     }
@@ -239,7 +301,7 @@ fn compare(
     against: &Against,
 ) -> (Vec<persist::Diverged>, Option<String>) {
     match against {
-        Against::Nothing => (Vec::new(), None),
+        Against::Nothing | Against::Itself(_) => (Vec::new(), None),
         Against::Unreadable(why) => (
             Vec::new(),
             Some(format!(
@@ -302,6 +364,10 @@ pub(crate) fn tune(
         unknown: unknown.is_some(),
         udev_reload: (rule_due && spec.state == State::Present)
             .then(|| persist::reload_udev(root, false)),
+        compared_with: match against {
+            Against::Itself(c) => Some(c.clone()),
+            _ => None,
+        },
     };
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.

@@ -1,5 +1,6 @@
 //! `mdtune --udev NAME`: the persisted udev rule's entry point. It replays the persisted desired
-//! state for one array and logs to the system log, since udev discards stdout.
+//! state for one array and writes the trail (`crate::trail`: the system log, since udev
+//! discards stdout, and the record of the last run in the lock file).
 //!
 //! The order matters (docs/reference.md §6): the name is checked and the root opened first (exit 2,
 //! nothing written), then the lock is taken, and only then is the persisted state read, so a
@@ -15,6 +16,8 @@ use crate::host;
 use crate::persist;
 use crate::report::Report;
 use crate::spec::{Spec, State};
+use crate::sys::Root;
+use crate::trail::{self, Caller};
 use std::path::Path;
 
 /// The longest md kernel name: the kernel keeps disk names in `char disk_name[DISK_NAME_LEN]`
@@ -51,11 +54,12 @@ pub(crate) fn is_md_name(name: &str) -> bool {
 
 /// Applies the persisted desired state to array NAME only. Returns the JSON text to print (udev
 /// discards it) and the exit status: 0 when there is nothing to do or it succeeded. A change or
-/// a failure also goes to the system log, where an operator sees it.
+/// a failure also goes to the system log (the trail), where an operator sees it.
 pub fn udev(name: &str, root: &Path) -> (String, Exit) {
-    match replay(name, root) {
+    let caller = Caller::udev(name);
+    match replay(name, root, &caller) {
         Err(e) => {
-            syslog::log(root, syslog::ERR, &format!("--udev {name} failed: {e}"));
+            trail::failure(root, &caller, &e.to_string());
             (failure(&e.to_string()).to_string(), e.exit())
         }
         Ok(Replay::Nothing(msg)) => {
@@ -65,21 +69,13 @@ pub fn udev(name: &str, root: &Path) -> (String, Exit) {
         }
         Ok(Replay::Ran(r)) => {
             let code = if r.failed { Exit::Failed } else { Exit::Ok };
-            if r.failed {
-                syslog::log(
-                    root,
-                    syslog::ERR,
-                    &format!("--udev {name} failed: {}", r.msg),
-                );
-            } else if r.changed {
-                syslog::log(root, syslog::INFO, &format!("--udev {name}: {}", r.msg));
-            }
+            trail::report(root, &caller, &r, false);
             (r.to_text(), code)
         }
     }
 }
 
-fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
+fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunError> {
     if !is_md_name(name) {
         return Err(RunError::NotMdName {
             name: name.to_string(),
@@ -87,8 +83,23 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
         });
     }
     let root = open_root(root_path)?;
-    let _lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
-    let Some(text) = persist::load_state(&root)? else {
+    let lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
+    let done = replay_locked(name, root_path, &root);
+    // A replay that changed something or failed is recorded; one that had nothing to do, or
+    // found everything in place, writes nothing.
+    match &done {
+        Ok(Replay::Ran(r)) if r.changed || r.failed => {
+            lock.record(&trail::record(caller.describe(), "udev", Some(r)));
+        }
+        Err(_) => lock.record(&trail::record(caller.describe(), "udev", None)),
+        Ok(_) => {}
+    }
+    done
+}
+
+/// The replay under the lock: the persisted state is read only now.
+fn replay_locked(name: &str, root_path: &Path, root: &Root) -> Result<Replay, RunError> {
+    let Some(text) = persist::load_state(root)? else {
         return Ok(Replay::Nothing(format!(
             "{name}: nothing persisted to apply"
         )));
@@ -107,7 +118,7 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
     spec.persist = None;
     spec.check_mode = false;
     spec.diff = false;
-    let inv = host::read(&root, &scope(&spec))?;
+    let inv = host::read(root, &scope(&spec))?;
     match inv.arrays.first() {
         None => Ok(Replay::Nothing(format!(
             "{name}: not an md array on this host"
@@ -115,57 +126,8 @@ fn replay(name: &str, root_path: &Path) -> Result<Replay, RunError> {
         Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(format!(
             "{name} is inactive: nothing to apply until it runs"
         ))),
-        Some(_) => tune(&spec, &root, &inv, Refusal::Replay, &Against::Nothing)
+        Some(_) => tune(&spec, root, &inv, Refusal::Replay, &Against::Nothing)
             .map(|r| Replay::Ran(Box::new(r))),
-    }
-}
-
-/// The system log, as udev-run programs reach it: the `dev/log` datagram socket, else
-/// `dev/kmsg`. Best effort: a log that cannot be written must not fail the run. Both are
-/// confined to the root: `dev/` is opened beneath it, `dev/log` must be a socket in it (pinned:
-/// the socket checked is the one sent to), and
-/// `dev/kmsg` is opened without blocking or following a link, never created, and written only
-/// when it is a character device: udev kills a worker that hangs (docs/reference.md §6).
-pub(crate) mod syslog {
-    use crate::sys::Root;
-    use std::io::Write;
-    use std::os::unix::fs::FileTypeExt;
-    use std::os::unix::net::UnixDatagram;
-    use std::path::Path;
-
-    /// Facility daemon (3), severity error (3).
-    pub(crate) const ERR: u8 = 3 * 8 + 3;
-    /// Facility daemon (3), severity info (6).
-    pub(crate) const INFO: u8 = 3 * 8 + 6;
-
-    pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
-        // An unusable root has no log of its own to write to.
-        let Ok(root) = Root::new(root) else { return };
-        let Ok(Some(dev)) = root.dir_beneath(&root.base().join("dev")) else {
-            return;
-        };
-        // Pinned in the open directory: the socket checked is the socket sent to, even if
-        // another is renamed onto `dev/log` in between.
-        if let Ok((sock, path)) = dev.pin("log") {
-            let is_socket = sock.metadata().is_ok_and(|m| m.file_type().is_socket());
-            let line = format!("<{priority}>mdtune[{}]: {msg}", std::process::id());
-            if is_socket
-                && UnixDatagram::unbound()
-                    .and_then(|s| s.send_to(line.as_bytes(), &path))
-                    .is_ok()
-            {
-                return;
-            }
-        }
-        let Ok(mut kmsg) = dev.open_log("kmsg") else {
-            return;
-        };
-        if kmsg
-            .metadata()
-            .is_ok_and(|m| m.file_type().is_char_device())
-        {
-            let _ = kmsg.write_all(format!("<{priority}>mdtune: {msg}\n").as_bytes());
-        }
     }
 }
 

@@ -9,7 +9,7 @@ use rustix::fs::{
 use rustix::io::Errno;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use super::dir::Dir;
@@ -18,7 +18,7 @@ use super::resolve::open_at;
 
 /// The host-wide lock's file, open; the lock (`flock`) goes with the descriptor.
 #[derive(Debug)]
-pub(crate) struct LockFile(OwnedFd);
+pub(crate) struct LockFile(File);
 
 /// Why the lock file could not be opened.
 #[derive(Debug)]
@@ -29,6 +29,14 @@ pub(crate) enum OpenLock {
 }
 
 impl LockFile {
+    /// Replaces the file's content with `bytes` (truncated, then written from its start),
+    /// through the descriptor that holds the lock.
+    pub(crate) fn replace(&self, bytes: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.0.set_len(0)?;
+        self.0.write_all_at(bytes, 0)
+    }
+
     /// Takes the exclusive lock without waiting: `Ok(false)` when another process holds it.
     pub(crate) fn try_lock(&self) -> io::Result<bool> {
         match flock(&self.0, FlockOperation::NonBlockingLockExclusive) {
@@ -58,7 +66,7 @@ impl Dir {
             Err(e) => return Err(OpenLock::Io(e)),
         };
         match FileType::from_raw_mode(fstat(&fd).map_err(|e| OpenLock::Io(e.into()))?.st_mode) {
-            FileType::RegularFile => Ok(LockFile(fd)),
+            FileType::RegularFile => Ok(LockFile(File::from(fd))),
             FileType::Fifo => Err(OpenLock::NotAFile("a FIFO")),
             FileType::Socket => Err(OpenLock::NotAFile("a socket")),
             FileType::CharacterDevice | FileType::BlockDevice => {

@@ -173,6 +173,15 @@ impl Root {
             .is_ok()
     }
 
+    /// Whether `path` (under the root) is a regular file, following links while they stay inside
+    /// the root (an installed binary behind alternatives).
+    pub(crate) fn is_file(&self, path: &Path) -> bool {
+        self.relative(path)
+            .and_then(|rel| self.open_in_root(rel, OFlags::PATH))
+            .and_then(|fd| Ok(fstat(&fd)?))
+            .is_ok_and(|st| st.st_mode & S_IFMT == S_IFREG)
+    }
+
     /// Whether the file `path` (under the root) is a link, not followed.
     pub(crate) fn is_link(&self, path: &Path) -> bool {
         self.relative(path)

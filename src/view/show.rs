@@ -4,8 +4,11 @@
 //! why; each tunable's live value and what `auto` would set, with why. Rendered from the report
 //! of a `query` with the default input, each array carrying what only the host knows beside it
 //! (`metadata_version`, every tunable's live value in `values`, each sync limit's value in
-//! effect and unit in `sync_limits`, `reshape`, `mdmon`, `unreadable`), `host` (the CPUs and
-//! nodes `auto`'s ceiling comes from) and `system_limits` (the system's sync limits).
+//! effect and unit in `sync_limits`, `reshape`, `mdmon`, `unreadable`) and per tunable the
+//! rolled-out value and the live value's source (`origin`);
+//! the system limits a `system` value follows (`system_limits`); and `host` (the CPUs and nodes
+//! `auto`'s ceiling comes from). The head above the arrays (the system limits, the persistence
+//! status, drift from what was rolled out) is `super::status`.
 
 use super::cells::{level, shown, sync, Table};
 use crate::md::Attr;
@@ -17,7 +20,7 @@ pub fn host(view: &Json) -> String {
     let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
-    out.push_str(&limits_line(&view["system_limits"]));
+    out.push_str(&super::status::head(view));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");
@@ -62,22 +65,6 @@ fn host_line(h: &Json) -> String {
     }
     l.push('\n');
     l
-}
-
-/// The system's sync limits, which every array whose own reads `system` follows, with their
-/// units (docs/reference.md §3).
-fn limits_line(l: &Json) -> String {
-    let speed = |k: &str| l[k].as_i64().map_or("-".to_string(), |n| n.to_string());
-    let depth = match l["sync_io_depth"].as_i64() {
-        Some(n) => format!("sync_io_depth {n} sync I/Os in flight"),
-        None => "no sync_io_depth (Linux 6.16 and later have it)".to_string(),
-    };
-    format!(
-        "system sync limits: speed_limit_min {}, speed_limit_max {} KiB/s per device (raid10 \
-         resync, check and repair: KiB/s of array sectors); {depth}\n",
-        speed("speed_limit_min"),
-        speed("speed_limit_max")
-    )
 }
 
 fn array(out: &mut String, a: &Json) {
@@ -190,7 +177,9 @@ fn queues(q: u64) -> String {
     format!("{q} queue{}", if q == 1 { "" } else { "s" })
 }
 
-/// Every tunable the array has: live value, what `auto` (the default input) would set, why.
+/// Every tunable the array has: live value (and what it follows: `system (1000)`), what `auto`
+/// (the default input) would set, the value rolled out, where the live one came from, and why
+/// `auto` wants its value.
 fn tunables(out: &mut String, a: &Json) {
     let values = &a["values"];
     // In the order writes happen, which is the order a person reads them.
@@ -202,7 +191,14 @@ fn tunables(out: &mut String, a: &Json) {
     if present.is_empty() {
         return;
     }
-    let mut t = Table::new(&["  tunable", "live", "auto", ""]);
+    let dash = |v: &Json| {
+        if v.is_null() {
+            "-".to_string()
+        } else {
+            shown(v)
+        }
+    };
+    let mut t = Table::new(&["  tunable", "live", "auto", "rolled out", "source", ""]);
     for attr in present {
         let s = &a["settings"][attr];
         let limit = &a["sync_limits"][attr];
@@ -210,14 +206,22 @@ fn tunables(out: &mut String, a: &Json) {
             let wanted = s["held_back"].get("wanted").unwrap_or(&s["after"]);
             (shown(wanted), why(a, s))
         } else {
-            (String::new(), unit(limit))
+            ("-".to_string(), unit(limit))
         };
         // A limit that follows the system's shows the value in effect beside it.
         let live = match (&values[attr], &limit["effective"]) {
             (Json::String(v), e) if v == "system" && !e.is_null() => format!("system ({e})"),
             (v, _) => shown(v),
         };
-        t.row(vec![format!("    {attr}"), live, wanted, why]);
+        let origin = &a["origin"][attr];
+        t.row(vec![
+            format!("    {attr}"),
+            live,
+            wanted,
+            dash(&origin["rolled_out"]),
+            dash(&origin["source"]),
+            why,
+        ]);
     }
     out.push_str(&t.render());
 }
@@ -330,7 +334,7 @@ mod tests {
             .find(|l| l.trim_start().starts_with("group_thread_cnt"))
             .unwrap();
         let words: Vec<&str> = threads.split_whitespace().collect();
-        assert_eq!(words[..3], ["group_thread_cnt", "0", "4"], "{t}");
+        assert_eq!(words[..5], ["group_thread_cnt", "0", "4", "-", "-"], "{t}");
         assert!(threads.ends_with("4 queues over 2 counted members"), "{t}");
         let cache = t
             .lines()
@@ -338,7 +342,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             cache.split_whitespace().collect::<Vec<_>>(),
-            ["stripe_cache_size", "256"]
+            ["stripe_cache_size", "256", "-", "-", "-"]
         );
     }
 }

@@ -31,7 +31,9 @@ pub fn report(r: &Json) -> String {
     for (attr, s) in r["system"].as_object().into_iter().flatten() {
         setting("system", attr, s, &mut due, &mut held);
     }
-    let title = if r["state"] == "query" {
+    let title = if r["persist"]["compared_with"].is_object() {
+        "drifted from the persisted state (live -> rolled out)"
+    } else if r["state"] == "query" {
         "due (not compliant)"
     } else if r["check_mode"] == true {
         "would change"

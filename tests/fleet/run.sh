@@ -434,9 +434,13 @@ eq(md2['settings']['stripe_cache_size']['compliant'], False, 'md2 stripe_cache_s
 eq(md2['settings']['stripe_cache_size']['before'], 256, 'live value')
 eq(md2['settings']['stripe_cache_size']['after'], 1024, 'desired value (the formula pillar)')"
 salt_cmd "$tmp/defaults.json" --static "$drift" mdtune.query from_pillar=False
-check "6. the same drift is invisible to a check against mdtune's defaults (from_pillar=False)" "$tmp/defaults.json" "
-md2 = [a for a in r['$drift']['arrays'] if a['name'] == 'md2'][0]
-assert 'stripe_cache_size' not in md2['settings'], md2['settings']"
+check "6. the same drift is named by a query without desired state of its own (from_pillar=False): it compares with what was rolled out, the persisted state" "$tmp/defaults.json" "
+q = r['$drift']
+eq(q['persist']['compared_with']['file'], '/etc/mdtune/mdtune.json', 'compared with')
+eq(q['compliant'], False, 'compliant')
+assert 'md2: stripe_cache_size 256 (rolled out 1024)' in q['msg'], q['msg']
+md2 = [a for a in q['arrays'] if a['name'] == 'md2'][0]
+eq(md2['settings']['stripe_cache_size']['after'], 1024, 'rolled-out value')"
 
 stop_all
 ok "master and $n minions stopped"

@@ -365,7 +365,7 @@ fn a_udev_run_logs_to_a_character_device_dev_kmsg() {
     assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
     let trace = fs::read_to_string(&log).unwrap();
     assert!(
-        trace.contains("mdtune: --udev md0:"),
+        trace.contains("mdtune: udev --udev md0, ") && trace.contains(": changed md0: "),
         "no log line written to {}: strace saw\n{trace}",
         kmsg.display()
     );

@@ -13,6 +13,7 @@ mod fleet_report;
 mod input_limits;
 mod layouts;
 mod no_writes_when_converged;
+mod oncall;
 mod people;
 mod persistence;
 mod property;

@@ -123,16 +123,16 @@ fn persist_installs_state_binary_and_udev_rule_atomically_and_once() {
     assert!(headers.contains(&"/etc/udev/rules.d/90-mdtune.rules"));
     assert!(headers.contains(&"md0"));
     // The manifest names what persist created, so a revert removes exactly that.
-    let created: Vec<String> =
+    let manifest: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(dir.join("etc/mdtune/installed.json")).unwrap())
             .unwrap();
     assert_eq!(
-        created,
-        [
+        manifest["created"],
+        json!([
             "/etc/mdtune/mdtune.json",
             "/etc/udev/rules.d/90-mdtune.rules",
             "/usr/local/sbin/mdtune"
-        ]
+        ])
     );
     // No temp files are left beside the installed ones.
     for (d, n) in [

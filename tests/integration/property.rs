@@ -418,12 +418,13 @@ fn check_run(host: &Host, binary: bool, input: &Value, ctx: &Ctx) -> (Value, Exi
     let state = input["state"].as_str().unwrap_or("present");
     let check = input["check_mode"] == true;
     // The fresh query of the same input, before the run.
-    let fresh = (state != "reverted").then(|| {
-        let mut q = input.clone();
-        q["state"] = json!("query");
-        q["check_mode"] = json!(false);
-        execute(binary, &q)
-    });
+    let fresh = (state != "reverted")
+        .then(|| query_of(input))
+        .flatten()
+        .map(|mut q| {
+            q["check_mode"] = json!(false);
+            execute(binary, &q)
+        });
     // What the persisted state (run as a query) wants, for a run that leaves persistence alone.
     let unset = input.get("persist").is_none_or(Value::is_null);
     let persisted = (state != "reverted" && unset)
@@ -544,6 +545,30 @@ fn check_settings(root: &Path, before: &Tree, report: &Value, written: bool, ctx
     }
 }
 
+/// The query of what `input` wants. An input without desired state of its own wants the
+/// defaults, but a query without one compares with the persisted state (docs/reference.md §2):
+/// such a query names the defaults (`arrays: [{"name": "*"}]`), unless the input is a query.
+/// With `persist: true` that would also change the input the query expects persisted, so no
+/// query says what such an input wants before its run (`None`).
+fn query_of(input: &Value) -> Option<Value> {
+    let mut q = input.clone();
+    let desired = [
+        "arrays",
+        "thread_policy",
+        "speed_limit_min",
+        "speed_limit_max",
+        "sync_io_depth",
+    ];
+    if input["state"] != "query" && desired.iter().all(|k| input[*k].is_null()) {
+        if input["persist"] == true {
+            return None;
+        }
+        q["arrays"] = json!([{"name": "*"}]);
+    }
+    q["state"] = json!("query");
+    Some(q)
+}
+
 /// A successful real present run converges: a fresh query then says compliant.
 fn check_converged(
     host: &Host,
@@ -553,8 +578,12 @@ fn check_converged(
     report: &Value,
     ctx: &Ctx,
 ) {
-    let mut q = input.clone();
-    q["state"] = json!("query");
+    // After a run that persisted its input, a plain query compares with just that.
+    let q = query_of(input).unwrap_or_else(|| {
+        let mut q = input.clone();
+        q["state"] = json!("query");
+        q
+    });
     let (q, _) = execute(binary, &q);
     if q["compliant"] != true && !cannot_comply(host, after, &q) {
         ctx.fail(

@@ -81,15 +81,21 @@ for arch in x86_64 aarch64 ppc64le; do
   [ -f "$p" ] || { fail "$p was not built"; continue; }
   printf '%s\n' "$docdir/mdtune/README.md" "$docdir/mdtune/reference.md" \
     "$licdir/mdtune/LICENSE" \
-    /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz | sort >"$tmp/want"
+    /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz \
+    /usr/lib/systemd/system/mdtune-metrics.service /usr/lib/systemd/system/mdtune-metrics.timer \
+    /usr/share/mdtune/prometheus/mdtune-rules.yml | sort >"$tmp/want"
   files "$p" >"$tmp/got"
-  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md and LICENSE, nothing else" \
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md, LICENSE, the metrics unit and timer and the alerting rules, nothing else" \
     diff -u "$tmp/want" "$tmp/got"
   check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
   # A static binary needs no library: only the dynamic-linker hash style rpm always records.
   requires "$p" | grep -v '^rtld(GNU_HASH)$' >"$tmp/req"
   check "mdtune.$arch.rpm requires no library (static binary)$(sed 's/^/ -- but: /' "$tmp/req" | paste -sd' ')" test ! -s "$tmp/req"
   mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
+  # SUSE's node_exporter reads no textfile directory by default: the unit names the one
+  # docs/operations.md tells it to read.
+  check "mdtune.$arch.rpm's metrics unit writes /var/lib/node_exporter/textfile_collector" \
+    grep -qx 'Environment=TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector' "$tmp/x-$arch/usr/lib/systemd/system/mdtune-metrics.service"
   # Every path the man page names under /usr/share/doc is a file of this package.
   named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
   check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \

@@ -178,10 +178,10 @@ STRICTER = {
     "thread_policy": [" 8"],  # mdtune trims blanks
     "arrays.$key": ["md[01]", "**"],  # bracket globs and ** (a glob crate rule) are not offered
 }
-# Fields that are the formula's own, not mdtune's input (map.jinja uses them for file.managed
-# and pkg.installed).
+# Fields that are the formula's own, not mdtune's input (map.jinja uses them for file.managed,
+# pkg.installed and the metrics timer's service.running).
 FORMULA_ONLY = {"deploy.enabled", "deploy.source", "deploy.source_hash", "deploy.target",
-                "install.enabled"}
+                "install.enabled", "metrics.enabled"}
 
 # An edit-group item whose fields are all empty: the baseline for the prototype's fields.
 prototype = layout["mdtune"]["arrays"]["$prototype"]

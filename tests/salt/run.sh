@@ -320,17 +320,19 @@ eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')"
   # A stand-in binary that records what it was given: what the wrappers pass, independent of mdtune.
   cat >"$base/record-mdtune" <<EOF
 #!$py
-import json, sys
-open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read()}))
+import json, os, sys
+open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read(),
+                                                   "caller": os.environ.get("MDTUNE_CALLER")}))
 print(json.dumps({"changed": False, "failed": False, "msg": "recorded", "arrays": []}))
 EOF
   chmod +x "$base/record-mdtune"
   sc example "$base/record.json" state.single mdtune.managed name=recorded test=True \
     binary="$base/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
     arrays='[{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": true}]'
-  check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys" \
+  check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys, MDTUNE_CALLER naming Salt for the trail" \
     "$base/recorded.json" '
 eq(r.get("argv"), ["-"], "argv")
+eq(r.get("caller"), "salt mdtune.apply", "MDTUNE_CALLER")
 given = json.loads(r["stdin"])
 eq(given, {"arrays": [{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": True}],
            "thread_policy": "off", "speed_limit_max": 500000, "root": "/nonexistent",
@@ -381,7 +383,12 @@ assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   # Transactional systems: the formula's metadata as Uyuni reads it, against the rendered SLS
   # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
   sc formula "$base/fo-all.json" state.show_sls mdtune \
-    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}}}'
+    pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}, "metrics": {"enabled": true}}}'
+  check "[$label] formula with metrics.enabled: the package's mdtune-metrics.timer enabled and started, after the package" \
+    "$base/fo-all.json" '
+args = r["mdtune-metrics"]["service"]
+assert "running" in args and {"name": "mdtune-metrics.timer"} in args and {"enable": True} in args, args
+assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
     "$base/fo-all.json" 2>&1)
   awk -v l="[$label] " '{ sub(/^(ok   - |FAIL - )/, "&" l); print }' <<<"$trans_out"

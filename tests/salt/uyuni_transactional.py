@@ -90,7 +90,7 @@ def main():
         report("metadata.yml's transactional section parses as Uyuni reads it", False, str(exc))
         return 1
     report(f"metadata.yml's transactional section parses as Uyuni reads it: {mode} {live}",
-           mode == "transactional_then_live" and live == ["mdtune-tuned"],
+           mode == "transactional_then_live" and live == ["mdtune-tuned", "mdtune-metrics"],
            f"mode {mode}, live_state_ids {live}")
     data = json.load(open(show_path))
     rendered = data.get("local", data)

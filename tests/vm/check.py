@@ -578,18 +578,22 @@ def resolves_to_drives(run, result, md, drives, count):
 
 
 def logged_writes(lines, md):
-    """{setting: count} of the changes mdtune --udev logged for md ("setting a -> b")."""
+    """{setting: count} of the changes mdtune --udev logged for md: the trail's line
+    ("udev --udev md2, uid 0: changed md2: setting a -> b, ...")."""
     counts = {}
+    caller = f"udev --udev {md}, "
     for line in lines:
-        if "mdtune" not in line or f"--udev {md}:" not in line:
+        if "mdtune" not in line or caller not in line:
             continue
-        for setting in re.findall(r"(\w+) \S+ -> \S+", line.split(f"--udev {md}:", 1)[1]):
+        what = line.split(caller, 1)[1].partition(": ")[2]
+        for setting in re.findall(r"(\w+) \S+ -> \S+", what):
             counts[setting] = counts.get(setting, 0) + 1
     return counts
 
 
 def mdtune_errors(lines):
-    return [line for line in lines if "mdtune" in line and ("failed" in line or ".err" in line)]
+    return [line for line in lines
+            if "mdtune" in line and ("FAILED" in line or "failed" in line or ".err" in line)]
 
 
 # The state u1 and u4 persist (first boot) and the second boot finds applied.

@@ -82,7 +82,7 @@ DESIRED_KEYS = (
 )
 
 # Pillar keys desired() translates itself or that are the formula's own switches.
-_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install")
+_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install", "metrics")
 
 # What the SUSE Manager / Uyuni form writes for "leave this setting alone".
 _UNSET = (None, "", "unmanaged")
@@ -96,6 +96,11 @@ WRAPPER_INSTALL = (
     "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py "
     "/var/cache/salt/master/extmods/wrapper/mdtune.py"
 )
+
+# How the binary's trail (the system log line of every run that changes something) names Salt:
+# MDTUNE_CALLER, "salt mdtune.<function>", by the run's state.
+_CALLER_ENV = "MDTUNE_CALLER"
+_FUNCTION_OF_STATE = {"present": "apply", "query": "query", "reverted": "revert"}
 
 
 def __virtual__():
@@ -274,7 +279,7 @@ def desired(fresh=False):
       left alone); ``enabled``/``disabled`` become true/false;
     - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
       bounds it only when it is ``auto`` (``{mode: auto, ...}``);
-    - ``deploy`` and ``install`` (the formula's own switches) are not passed;
+    - ``deploy``, ``install`` and ``metrics`` (the formula's own switches) are not passed;
       when ``deploy`` is enabled, the binary is its ``target``;
     - YAML's reading of a bare ``off`` as false is undone.
 
@@ -531,9 +536,12 @@ def _run(args, binary=None):
             "config key mdtune:binary, or pass binary=PATH."
         )
     payload = json.dumps(args, default=str)
+    function = _FUNCTION_OF_STATE.get(args.get("state"), "apply")
     proc = __salt__["cmd.run_all"](
         [path, "-"],
         stdin=payload,
+        # The trail names the caller: "salt mdtune.apply, user root: changed md0: ...".
+        env={_CALLER_ENV: f"salt mdtune.{function}"},
         python_shell=False,
         # Without this Salt turns a literal backslash-n inside the JSON
         # into a newline and corrupts it.

@@ -479,7 +479,10 @@ impl FakeRoot {
         link(&self.device_dir(name).join("device"), &sdev);
         // scsi_disk/H:C:T:L holds the sd driver's attributes (a file, so that the directory
         // survives in git: the committed demo host has no empty directories).
-        write(&sdev.join("scsi_disk").join(&hctl).join("cache_type"), "write back");
+        write(
+            &sdev.join("scsi_disk").join(&hctl).join("cache_type"),
+            "write back",
+        );
         link(&sdev.join("subsystem"), &self.dir.join("sys/bus/scsi"));
         write(&sdev.join("vendor"), "ATA");
         name.to_string()

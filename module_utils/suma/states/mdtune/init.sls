@@ -42,3 +42,16 @@ mdtune-tuned:
       - file: mdtune-binary
   {%- endif %}
 {%- endif %}
+
+{%- if mdtune.metrics.enabled %}
+
+{#- Runs on the live system only (metadata.yml's live_state_ids): a timer is started there. #}
+mdtune-metrics:
+  service.running:
+    - name: mdtune-metrics.timer
+    - enable: true
+  {%- if mdtune.install.enabled %}
+    - require:
+      - pkg: mdtune-package
+  {%- endif %}
+{%- endif %}

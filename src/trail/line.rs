@@ -1,0 +1,118 @@
+//! The trail's line for one run (docs/reference.md §6): who ran it, then what it changed, each
+//! setting with its old and new value, and the persisted files it wrote or removed; or that it
+//! failed, and why. Pure: the report in, a line out. A run that changed nothing and did not fail
+//! has no line.
+
+use super::caller::Caller;
+use crate::report::Report;
+
+/// Facility daemon (3), severity error (3).
+pub const ERR: u8 = 3 * 8 + 3;
+/// Facility daemon (3), severity info (6).
+pub const INFO: u8 = 3 * 8 + 6;
+
+/// The line for a run that ended as `report`, and its syslog priority; `None` when it changed
+/// nothing and did not fail. `removing` says that the run's persisted files were removed
+/// (`state: reverted`, `persist: false`), not written.
+pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Option<(u8, String)> {
+    let who = caller.describe();
+    if report.failed {
+        return Some((ERR, format!("{who}: FAILED: {}", report.msg)));
+    }
+    if !report.changed {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for a in &report.arrays {
+        let done: Vec<String> = a
+            .settings
+            .iter()
+            .filter(|(_, s)| s.changed)
+            .map(|(name, s)| format!("{name} {} -> {}", s.before, s.after))
+            .collect();
+        if !done.is_empty() {
+            parts.push(format!("{}: {}", a.name, done.join(", ")));
+        }
+    }
+    let system: Vec<String> = report
+        .system
+        .iter()
+        .filter(|(_, s)| s.changed)
+        .map(|(name, s)| format!("{name} {} -> {}", s.before, s.after))
+        .collect();
+    if !system.is_empty() {
+        parts.push(format!("system: {}", system.join(", ")));
+    }
+    if report.persist.changed && !report.persist.files.is_empty() {
+        let verb = if removing { "removed" } else { "persisted" };
+        parts.push(format!("{verb} {}", report.persist.files.join(", ")));
+    }
+    let head = if report.state == "reverted" {
+        "reverted"
+    } else {
+        "changed"
+    };
+    Some((INFO, format!("{who}: {head} {}", parts.join("; "))))
+}
+
+/// The line for a run that stopped before it had a report.
+pub(crate) fn of_failure(caller: &Caller, error: &str) -> (u8, String) {
+    (ERR, format!("{}: FAILED: {error}", caller.describe()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::Outcome;
+    use crate::host::fixtures::{host, raid};
+    use crate::report::{build, Persist};
+    use crate::spec::Spec;
+
+    fn caller() -> Caller {
+        Caller {
+            tool: "ansible mdtune".into(),
+            person: "user alice via sudo".into(),
+        }
+    }
+
+    fn report(input: &str, files: &[&str]) -> Report {
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let spec = Spec::from_json(input).unwrap();
+        let plan = crate::plan::plan(&spec, &inv).unwrap();
+        let persist = Persist {
+            changed: !files.is_empty(),
+            files: files.iter().map(|f| f.to_string()).collect(),
+            ..Persist::default()
+        };
+        build(&spec, &inv, &plan, &Outcome::default(), persist)
+    }
+
+    #[test]
+    fn a_change_names_the_caller_each_setting_old_and_new_and_the_files() {
+        let r = report(r#"{"check_mode": true}"#, &["/etc/mdtune/mdtune.json"]);
+        let (priority, line) = of_report(&caller(), &r, false).unwrap();
+        assert_eq!(priority, INFO);
+        assert_eq!(
+            line,
+            "ansible mdtune, user alice via sudo: changed md0: group_thread_cnt 0 -> 8; \
+             persisted /etc/mdtune/mdtune.json"
+        );
+        let (_, line) = of_report(&caller(), &r, true).unwrap();
+        assert!(
+            line.ends_with("; removed /etc/mdtune/mdtune.json"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_changed_nothing_has_no_line_and_a_failure_says_so() {
+        let r = report(r#"{"state": "query"}"#, &[]);
+        assert_eq!(of_report(&caller(), &r, false), None);
+        let (priority, line) = of_failure(&caller(), "cannot take the lock");
+        assert_eq!(priority, ERR);
+        assert_eq!(
+            line,
+            "ansible mdtune, user alice via sudo: FAILED: cannot take the lock"
+        );
+    }
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Monitoring suite (docs/operations.md, docs/testing.md): mdtune's metrics through real
+# Prometheus parts, Debian 12's `prometheus` (2.42, with promtool) and
+# `prometheus-node-exporter` (1.5), on a fake host (examples/mkroot's demo host):
+#   1. the alerting rules: promtool check rules, and promtool test rules with their tests
+#      (packaging/prometheus/mdtune-rules.test.yml);
+#   2. the service and timer: systemd-analyze verify; then the service's own ExecStart, taken
+#      from packaging/systemd/mdtune-metrics.service, writes the textfile of the host persisted
+#      with [{"name": "*"}, {"name": "hana_data", "stripe_cache_size": 4096}] whose md0 stripe
+#      cache was then set to 1024 by hand, atomically (no temporary file left), and promtool
+#      check metrics passes it;
+#   3. node_exporter's textfile collector serves that file on a loopback port;
+#   4. a real Prometheus scrapes it every second and evaluates the shipped rules (their `for:`
+#      set to 0s, the only change) every second: the query API has md0's live 1024 and
+#      wanted 4096, and /api/v1/alerts has MdtuneNotCompliant and MdtunePersistenceDiverged
+#      firing for that host; the cache put back and the textfile rewritten, both resolve.
+# Every process and file lives in one temporary directory (kept when a check failed or
+# MDTUNE_KEEP_TMP is set); node_exporter and Prometheus lead their own process groups and are
+# stopped on exit. Builds the release binary unless MDTUNE_BIN is given, and examples/mkroot
+# (debug). About 15 s once both are built. Needs .ci/setup-monitoring.sh.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/salt/lib.sh
+. "$repo/tests/salt/lib.sh"
+t_start=$(date +%s)
+
+for tool in prometheus promtool prometheus-node-exporter; do
+  if ! command -v "$tool" >/dev/null; then
+    not_ok "$tool is installed" "run .ci/setup-monitoring.sh (apt-get install prometheus prometheus-node-exporter)"
+    finish
+  fi
+done
+for tool in systemd-analyze curl python3 setsid; do
+  command -v "$tool" >/dev/null || { not_ok "$tool is installed" "apt-get install systemd curl python3 util-linux"; finish; }
+done
+
+mdtune_binary
+# The fake-host builder, as cargo test builds it (debug: already there after the cargo-test suite).
+echo "# cargo build --example mkroot"
+if ! (cd "$repo" && cargo build --quiet --example mkroot); then
+  not_ok "cargo build --example mkroot" "the fake-host builder does not build"
+  finish
+fi
+mkroot=${CARGO_TARGET_DIR:-$repo/target}/debug/examples/mkroot
+case $mkroot in /*) ;; *) mkroot=$repo/$mkroot ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-monitoring.XXXXXX")
+pgids=()
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  local g
+  for g in "${pgids[@]}"; do kill -TERM -- "-$g" 2>/dev/null; done
+  for g in "${pgids[@]}"; do
+    for _ in $(seq 1 50); do kill -0 -- "-$g" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$g" 2>/dev/null
+  done
+  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept $tmp"; fi
+}
+trap cleanup EXIT
+
+# check NAME COMMAND...: ok when COMMAND succeeds, else not_ok with its output.
+check() {
+  local name=$1 out; shift
+  if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# wait_for URL SECONDS: until URL answers 200.
+wait_for() {
+  for _ in $(seq 1 $(($2 * 10))); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# --- 1. the alerting rules ----------------------------------------------------------------------
+rules=$repo/packaging/prometheus/mdtune-rules.yml
+check "promtool check rules packaging/prometheus/mdtune-rules.yml" promtool check rules "$rules"
+check "promtool test rules packaging/prometheus/mdtune-rules.test.yml (drift, a rule gone, a slow rebuild, a stale file)" \
+  bash -c "cd '$repo/packaging/prometheus' && promtool test rules mdtune-rules.test.yml"
+
+# --- 2. the service and timer write the textfile ------------------------------------------------
+unit=$repo/packaging/systemd/mdtune-metrics.service
+check "systemd-analyze verify mdtune-metrics.service and .timer" \
+  systemd-analyze verify --man=no "$unit" "$repo/packaging/systemd/mdtune-metrics.timer"
+# The service's command as systemd runs it: ExecStart's sh -c script, with $$ for $.
+script=$(python3 - "$unit" <<'PY'
+import re, sys
+line = next(l for l in open(sys.argv[1]) if l.startswith("ExecStart="))
+m = re.fullmatch(r"ExecStart=/bin/sh -ec '(.*)'\n?", line)
+print(m.group(1).replace("$$", "$"))
+PY
+) || { not_ok "mdtune-metrics.service has an ExecStart=/bin/sh -ec '...'" "$(grep ExecStart "$unit")"; finish; }
+
+host=$tmp/host
+"$mkroot" demo "$host" >/dev/null
+out=$(printf '{"root": "%s", "persist": true, "arrays": [{"name": "*"}, {"name": "hana_data", "stripe_cache_size": 4096}]}' "$host" | "$bin" -)
+check "the demo host is persisted with hana_data's stripe cache at 4096" \
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); assert r["failed"] is False and r["persist"]["changed"], r["msg"]' "$out"
+cache=$(find "$host/sys/devices" -path '*/md0/md/stripe_cache_size' | head -n1)
+echo 1024 >"$cache"
+textfile=$tmp/textfile
+# shellcheck disable=SC2317 # run by check
+write_metrics() { TEXTFILE_DIR=$textfile MDTUNE=$bin MDTUNE_ROOT=$host /bin/sh -ec "$script"; }
+check "the service's command writes $textfile/mdtune.prom" write_metrics
+check "... atomically: only mdtune.prom is left in the directory" test "$(ls -A "$textfile")" = mdtune.prom
+check "promtool check metrics passes mdtune's file" bash -c "promtool check metrics <'$textfile/mdtune.prom'"
+check "the file names md0's drifted stripe cache: 1024 live, 4096 wanted" bash -c "
+  grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$textfile/mdtune.prom' &&
+  grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
+# A host that cannot be read: the command fails and the old file stays.
+cp "$textfile/mdtune.prom" "$tmp/before.prom"
+if TEXTFILE_DIR=$textfile MDTUNE=$bin MDTUNE_ROOT=$tmp/missing /bin/sh -ec "$script" 2>/dev/null; then
+  not_ok "with a host that cannot be read the service fails" "it exited 0"
+else
+  check "with a host that cannot be read the service fails, leaving the last file and no temporary one" \
+    bash -c "cmp -s '$tmp/before.prom' '$textfile/mdtune.prom' && test \"\$(ls -A '$textfile')\" = mdtune.prom"
+fi
+
+# --- 3. node_exporter serves it ------------------------------------------------------------------
+ne_port=$(free_port)
+setsid prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
+  --collector.textfile --collector.textfile.directory="$textfile" >"$tmp/node_exporter.log" 2>&1 &
+pgids+=($!)
+if wait_for "http://127.0.0.1:$ne_port/metrics" 20; then
+  curl -fsS "http://127.0.0.1:$ne_port/metrics" >"$tmp/scraped"
+  check "node_exporter's textfile collector serves md0's stripe cache and reads the file without error" bash -c "
+    grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$tmp/scraped' &&
+    grep -qx 'node_textfile_scrape_error 0' '$tmp/scraped'"
+else
+  not_ok "node_exporter answers on 127.0.0.1:$ne_port" "$(tail -n 5 "$tmp/node_exporter.log")"
+  finish
+fi
+
+# --- 4. Prometheus scrapes it and the alerts fire --------------------------------------------------
+sed -E 's/^( +)for: .*/\1for: 0s/' "$rules" >"$tmp/rules.yml"
+cat >"$tmp/prometheus.yml" <<EOF2
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $tmp/rules.yml
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ["127.0.0.1:$ne_port"]
+EOF2
+pr_port=$(free_port)
+setsid prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+  --web.listen-address="127.0.0.1:$pr_port" >"$tmp/prometheus.log" 2>&1 &
+pgids+=($!)
+if ! wait_for "http://127.0.0.1:$pr_port/-/ready" 30; then
+  not_ok "Prometheus is ready on 127.0.0.1:$pr_port" "$(tail -n 5 "$tmp/prometheus.log")"
+  finish
+fi
+api=http://127.0.0.1:$pr_port/api/v1
+# shellcheck disable=SC2317 # run by check
+# alerts STATE NAMES...: waits up to 30 s until /api/v1/alerts has exactly NAMES in STATE for
+# this host (none: no alert at all); prints what it saw last.
+alerts() {
+  local state=$1; shift
+  local want seen
+  want=$(printf '%s\n' "$@" | sort | paste -sd' ')
+  for _ in $(seq 1 60); do
+    seen=$(curl -fsS "$api/alerts" | python3 -c '
+import json, sys
+inst, state = sys.argv[1], sys.argv[2]
+alerts = json.load(sys.stdin)["data"]["alerts"]
+print(" ".join(sorted(a["labels"]["alertname"] for a in alerts
+                      if a["labels"].get("instance") == inst and a["state"] == state)))' \
+      "127.0.0.1:$ne_port" "$state")
+    [ "$seen" = "$want" ] && { echo "$seen"; return 0; }
+    sleep 0.5
+  done
+  echo "firing for this host: '$seen', wanted '$want'"
+  return 1
+}
+query() { curl -fsS --get --data-urlencode "query=$1" "$api/query" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else "none")'; }
+t_alerts=$(date +%s)
+check "/api/v1/alerts: MdtuneNotCompliant and MdtunePersistenceDiverged fire for the drifted host" \
+  alerts firing MdtuneNotCompliant MdtunePersistenceDiverged
+echo "# alerts fired $(($(date +%s) - t_alerts)) s after Prometheus was ready"
+live=$(query 'mdtune_array_stripe_cache_size{array="md0"}')
+wanted=$(query 'mdtune_array_wanted_stripe_cache_size{array="md0"}')
+check "the query API: md0's stripe cache live $live, wanted $wanted (1024, 4096)" test "$live/$wanted" = 1024/4096
+echo 4096 >"$cache"
+write_metrics
+check "the cache put back and the file rewritten: no mdtune alert fires for the host any more" alerts firing
+echo "# monitoring suite: $(($(date +%s) - t_start)) s"
+finish
