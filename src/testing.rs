@@ -45,3 +45,10 @@ enum Made<'a> {
     File(&'a str),
     Link(&'a str),
 }
+
+/// Fails naming the first of `parts` that `text` does not hold, with the whole text.
+pub(crate) fn assert_has(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}

@@ -261,10 +261,14 @@ mod tests {
 
     #[test]
     fn memory_reads_in_the_largest_unit_with_one_decimal_at_most() {
-        assert_eq!(bytes(4096), "4 KiB");
-        assert_eq!(bytes(65536), "64 KiB");
-        assert_eq!(bytes(8 << 20), "8 MiB");
-        assert_eq!(bytes(1536 << 20), "1.5 GiB");
-        assert_eq!(bytes(100), "100 bytes");
+        for (n, said) in [
+            (4096, "4 KiB"),
+            (65536, "64 KiB"),
+            (8 << 20, "8 MiB"),
+            (1536 << 20, "1.5 GiB"),
+            (100, "100 bytes"),
+        ] {
+            assert_eq!(bytes(n), said, "{n}");
+        }
     }
 }

@@ -339,6 +339,20 @@ mod tests {
         plan(&Spec::from_json(&input.to_string()).unwrap(), inv)
     }
 
+    /// md0's planned `group_thread_cnt` for `input` on `inv`, and why.
+    fn md0_threads(input: serde_json::Value, inv: &Inventory) -> (Option<Value>, String) {
+        let p = run(input, inv).unwrap();
+        (
+            threads(&p, "md0"),
+            p.arrays[0].why.clone().unwrap_or_default(),
+        )
+    }
+
+    /// The message of the refusal `input` gets on `inv`.
+    fn refused(input: serde_json::Value, inv: &Inventory) -> String {
+        run(input, inv).unwrap_err().to_string()
+    }
+
     fn change(p: &Plan, array: &str, attr: Attr) -> Option<Change> {
         p.arrays
             .iter()
@@ -517,13 +531,9 @@ mod tests {
     #[test]
     fn raid456_setting_by_exact_name_on_raid10_fails() {
         let inv = host(vec![raid("md1", "raid10", &[Some(4)])]);
-        let e = run(
-            json!({"arrays": [{"name": "md1", "stripe_cache_size": 512}]}),
-            &inv,
-        )
-        .unwrap_err();
+        let cache = json!({"arrays": [{"name": "md1", "stripe_cache_size": 512}]});
         assert_eq!(
-            e.to_string(),
+            refused(cache, &inv),
             "arrays[0].stripe_cache_size: stripe_cache_size is not available: md1 is raid10; only raid4/5/6 arrays have it"
         );
     }
@@ -531,17 +541,16 @@ mod tests {
     #[test]
     fn exact_name_or_uuid_matching_nothing_fails_and_glob_warns() {
         let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
-        let e = run(json!({"arrays": [{"name": "md9"}]}), &inv).unwrap_err();
+        let e = refused(json!({"arrays": [{"name": "md9"}]}), &inv);
         assert!(
             e.to_string()
                 .starts_with("arrays[0].name: \"md9\" matches no md array"),
             "{e}"
         );
-        let e = run(
+        let e = refused(
             json!({"arrays": [{"uuid": "ffffffff:e5f60718:293a4b5c:6d7e8f90"}]}),
             &inv,
-        )
-        .unwrap_err();
+        );
         assert!(e.to_string().starts_with("arrays[0].uuid:"), "{e}");
         let p = run(json!({"arrays": [{"name": "md9*"}]}), &inv).unwrap();
         assert!(p.arrays.is_empty());
@@ -591,12 +600,9 @@ mod tests {
     #[test]
     fn preread_above_the_stripe_cache_fails_unless_the_cache_grows_first() {
         let inv = host(vec![raid("md0", "raid5", &[Some(8)])]);
-        let e = run(
-            json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 300}]}),
-            &inv,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("allowed 0..256"), "{e}");
+        let preread = json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 300}]});
+        let e = refused(preread, &inv);
+        assert!(e.contains("allowed 0..256"), "{e}");
         let p = run(
             json!({"arrays": [{"name": "md0", "preread_bypass_threshold": 300, "stripe_cache_size": 512}]}),
             &inv,
@@ -714,15 +720,11 @@ mod tests {
         // Nodes with CPUs win over possible ones; CPUs closed to unbound work do not count.
         inv.cpus.nodes_with_cpus = Some(2);
         inv.cpus.unbound = Some(24);
-        let p = run(json!({}), &inv).unwrap();
-        assert_eq!(threads(&p, "md0"), Some(Value::Int(12)));
-        assert_eq!(
-            p.arrays[0].why.as_deref(),
-            Some(
-                "64 hardware queues (min over 3 members), capped at 12 = 24 CPUs (32 online, \
-                 8 isolated) / 2 nodes with CPUs"
-            )
-        );
+        let (n, why) = md0_threads(json!({}), &inv);
+        assert_eq!(n, Some(Value::Int(12)));
+        let said = "64 hardware queues (min over 3 members), capped at 12 = 24 CPUs (32 online, \
+                    8 isolated) / 2 nodes with CPUs";
+        assert_eq!(why, said);
     }
 
     fn reshaping() -> Array {
@@ -813,17 +815,13 @@ mod tests {
         let mut inv = host(vec![raid("md0", "raid5", &[Some(64); 4])]);
         inv.cpus.online = Some(128);
         inv.cpus.nodes_with_cpus = Some(2);
-        let p = run(json!({}), &inv).unwrap();
-        assert_eq!(threads(&p, "md0"), Some(Value::Int(32)));
-        assert_eq!(
-            p.arrays[0].why.as_deref(),
-            Some(
-                "64 hardware queues (min over 4 members), within the cap 64 = 128 CPUs / 2 \
-                 nodes with CPUs, capped at 32 = stripe_cache_size 256 / 8 stripes per worker \
-                 (raid5_wakeup_stripe_thread wakes a worker per 8 queued stripes); \
-                 stripe_cache_size 512 (4 KiB x 4 disks x 512 = 8 MiB) would let 64 run"
-            )
-        );
+        let (n, why) = md0_threads(json!({}), &inv);
+        assert_eq!(n, Some(Value::Int(32)));
+        let said = "64 hardware queues (min over 4 members), within the cap 64 = 128 CPUs / 2 \
+                    nodes with CPUs, capped at 32 = stripe_cache_size 256 / 8 stripes per worker \
+                    (raid5_wakeup_stripe_thread wakes a worker per 8 queued stripes); \
+                    stripe_cache_size 512 (4 KiB x 4 disks x 512 = 8 MiB) would let 64 run";
+        assert_eq!(why, said);
         let p = run(
             json!({"arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
             &inv,

@@ -15,4 +15,5 @@ mod msg;
 mod setting;
 
 pub use build::build;
+pub(crate) use model::Setting;
 pub use model::{ComparedWith, Persist, Report};

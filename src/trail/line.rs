@@ -24,25 +24,9 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
     }
     let mut parts = Vec::new();
     for a in &report.arrays {
-        let done: Vec<String> = a
-            .settings
-            .iter()
-            .filter(|(_, s)| s.changed)
-            .map(|(name, s)| format!("{name} {} -> {}", s.before, s.after))
-            .collect();
-        if !done.is_empty() {
-            parts.push(format!("{}: {}", a.name, done.join(", ")));
-        }
+        parts.extend(changed(&a.name, &a.settings));
     }
-    let system: Vec<String> = report
-        .system
-        .iter()
-        .filter(|(_, s)| s.changed)
-        .map(|(name, s)| format!("{name} {} -> {}", s.before, s.after))
-        .collect();
-    if !system.is_empty() {
-        parts.push(format!("system: {}", system.join(", ")));
-    }
+    parts.extend(changed("system", &report.system));
     if report.persist.changed && !report.persist.files.is_empty() {
         let verb = if removing { "removed" } else { "persisted" };
         parts.push(format!("{verb} {}", report.persist.files.join(", ")));
@@ -58,6 +42,20 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
 /// The line for a run that stopped before it had a report.
 pub(crate) fn of_failure(caller: &Caller, error: &str) -> (u8, String) {
     (ERR, format!("{}: FAILED: {error}", caller.describe()))
+}
+
+/// `target: setting old -> new, ...` for the settings of `target` that changed; `None` when none
+/// did.
+fn changed<'a, K: std::fmt::Display + 'a>(
+    target: &str,
+    settings: impl IntoIterator<Item = (&'a K, &'a crate::report::Setting)>,
+) -> Option<String> {
+    let done: Vec<String> = settings
+        .into_iter()
+        .filter(|(_, s)| s.changed)
+        .map(|(name, s)| format!("{name} {} -> {}", s.before, s.after))
+        .collect();
+    (!done.is_empty()).then(|| format!("{target}: {}", done.join(", ")))
 }
 
 #[cfg(test)]

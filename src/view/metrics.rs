@@ -225,12 +225,8 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
         );
         let labels = [("array", name), ("setting", key.as_str())];
         let help = "1 if the tunable is as the desired state wants (a held-back one is not).";
-        f.add(
-            "mdtune_array_setting_compliant",
-            help,
-            &labels,
-            flag(s["compliant"] == true),
-        );
+        let compliant = flag(s["compliant"] == true);
+        f.add("mdtune_array_setting_compliant", help, &labels, compliant);
     }
     if let Some(c) = wanted["compliant"].as_bool() {
         let help = "1 if the array's settings are as the desired state wants.";
@@ -330,29 +326,19 @@ fn system(f: &mut Families, v: &Json) {
     }
     for (limit, s) in v["wanted_system"].as_object().into_iter().flatten() {
         let what = "The value the desired state wants for /proc/sys/dev/raid/";
-        setting(
-            f,
-            "mdtune_system_wanted_",
-            limit,
-            &s["after"],
-            &Json::Null,
-            what,
-            &[],
-        );
+        let (family, after) = ("mdtune_system_wanted_", &s["after"]);
+        setting(f, family, limit, after, &Json::Null, what, &[]);
         let labels = [("setting", limit.as_str())];
         let help = "1 if the system limit is as the desired state wants.";
-        f.add(
-            "mdtune_system_setting_compliant",
-            help,
-            &labels,
-            flag(s["compliant"] == true),
-        );
+        let compliant = flag(s["compliant"] == true);
+        f.add("mdtune_system_setting_compliant", help, &labels, compliant);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::assert_has;
     use serde_json::json;
 
     #[test]
@@ -394,24 +380,17 @@ mod tests {
             ),
             "{m}"
         );
-        assert!(
-            m.contains("mdtune_array_sync_speed_min_bytes_per_second{array=\"md0\"} 1024000\n"),
-            "{m}"
+        assert_has(
+            &m,
+            &[
+                "mdtune_array_sync_speed_min_bytes_per_second{array=\"md0\"} 1024000\n",
+                "mdtune_array_skip_copy{array=\"md0\"} 1\n",
+                "mdtune_persist_diverged_settings 1\n",
+                "mdtune_array_sync_progress_ratio{array=\"md0\"} 0.250000\n",
+                "mdtune_array_sync_action{array=\"md0\",action=\"check\"} 1\n",
+                "devname=\"a\\\"b\\\\\\\\c\\\\x0ad\"",
+            ],
         );
-        assert!(
-            m.contains("mdtune_array_skip_copy{array=\"md0\"} 1\n"),
-            "{m}"
-        );
-        assert!(m.contains("mdtune_persist_diverged_settings 1\n"), "{m}");
-        assert!(
-            m.contains("mdtune_array_sync_progress_ratio{array=\"md0\"} 0.250000\n"),
-            "{m}"
-        );
-        assert!(
-            m.contains("mdtune_array_sync_action{array=\"md0\",action=\"check\"} 1\n"),
-            "{m}"
-        );
-        assert!(m.contains("devname=\"a\\\"b\\\\\\\\c\\\\x0ad\""), "{m}");
         // Every family's samples follow its HELP and TYPE, and no family appears twice.
         let mut seen = Vec::new();
         for l in m.lines().filter(|l| l.starts_with("# TYPE ")) {

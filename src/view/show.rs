@@ -283,6 +283,7 @@ fn why(a: &Json, s: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::host;
+    use crate::testing::assert_has;
     use serde_json::json;
 
     #[test]
@@ -303,21 +304,14 @@ mod tests {
             "settings": {"group_thread_cnt": {"before": 0, "after": 4, "source": "auto"}},
             "skipped": []}]});
         let t = host(&view);
-        assert!(
-            t.contains("host: 64 CPUs online; 2 of 4 NUMA nodes have CPUs\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("\nmd0  /dev/md/data  raid5  clean  metadata 1.2  uuid a:b:c:d\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("  sync: resync 25% (1 / 4 sectors), 100 KiB/s\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("    nvme0n1p1  active  8 queues\n      └─ nvme0n1  8 queues\n"),
-            "{t}"
+        assert_has(
+            &t,
+            &[
+                "host: 64 CPUs online; 2 of 4 NUMA nodes have CPUs\n",
+                "\nmd0  /dev/md/data  raid5  clean  metadata 1.2  uuid a:b:c:d\n",
+                "  sync: resync 25% (1 / 4 sectors), 100 KiB/s\n",
+                "    nvme0n1p1  active  8 queues\n      └─ nvme0n1  8 queues\n",
+            ],
         );
         assert!(
             t.contains(

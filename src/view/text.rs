@@ -151,6 +151,7 @@ fn table(arrays: &[Json]) -> String {
 #[cfg(test)]
 mod tests {
     use super::report;
+    use crate::testing::assert_has;
     use serde_json::json;
 
     #[test]
@@ -173,17 +174,13 @@ mod tests {
             t.starts_with("check mode: md0: group_thread_cnt 0 -> 8\n"),
             "{t}"
         );
-        assert!(
-            t.contains("would change:\n  md0 group_thread_cnt 0 -> 8 (8 hardware queues)\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("  system speed_limit_max 200000 -> system\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("held back:\n  md0 skip_copy false -> true held back: md0 is reshaping\n"),
-            "{t}"
+        assert_has(
+            &t,
+            &[
+                "would change:\n  md0 group_thread_cnt 0 -> 8 (8 hardware queues)\n",
+                "  system speed_limit_max 200000 -> system\n",
+                "held back:\n  md0 skip_copy false -> true held back: md0 is reshaping\n",
+            ],
         );
         assert!(!t.contains("stripe_cache_size"), "{t}");
         assert!(t.contains("warnings:\n  w1\n"), "{t}");

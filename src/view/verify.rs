@@ -111,30 +111,18 @@ mod tests {
             ),
             "{t}"
         );
-        let cache = t.lines().find(|l| l.contains("stripe_cache_size")).unwrap();
-        assert_eq!(
-            cache.split_whitespace().collect::<Vec<_>>(),
-            [
-                "md0",
-                "stripe_cache_size",
-                "4096",
-                "1024",
-                "arrays[1]",
-                "no"
-            ]
-        );
-        let system = t.lines().find(|l| l.starts_with("system")).unwrap();
-        assert_eq!(
-            system.split_whitespace().collect::<Vec<_>>(),
-            [
-                "system",
-                "speed_limit_max",
-                "200000",
-                "200000",
-                "speed_limit_max",
-                "yes"
-            ]
-        );
+        // The rows, by their words: md0's drifted cache, the system limit in place.
+        for row in [
+            "md0 stripe_cache_size 4096 1024 arrays[1] no",
+            "system speed_limit_max 200000 200000 speed_limit_max yes",
+        ] {
+            let words: Vec<&str> = row.split(' ').collect();
+            let found = t
+                .lines()
+                .find(|l| l.starts_with(words[0]) && l.contains(words[1]));
+            let got = found.map(|l| l.split_whitespace().collect::<Vec<_>>());
+            assert_eq!(got, Some(words), "{t}");
+        }
         assert!(t.contains("md7\\x1b[2J") && !t.contains('\u{1b}'), "{t}");
         assert!(t.contains("md7\\x1b[2J  -"), "{t}");
     }
