@@ -15,5 +15,6 @@ mod msg;
 mod setting;
 
 pub use build::build;
-pub(crate) use model::Setting;
 pub use model::{ComparedWith, Persist, Report};
+pub(crate) use model::{Setting, SyncPause};
+pub(crate) use msg::pause_note;

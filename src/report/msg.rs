@@ -154,7 +154,7 @@ impl Line {
 
 /// What the line says of a sync paused around the array's writes: where it was paused and
 /// where it resumes (`check paused at 1024 / 65408, resumed from 1024`), or that a run pauses it.
-pub(super) fn pause_note(p: &SyncPause, state: State) -> String {
+pub(crate) fn pause_note(p: &SyncPause, state: State) -> String {
     match p {
         SyncPause::Done(p) => {
             let at = p

@@ -4,7 +4,8 @@
 //! has no line.
 
 use super::caller::Caller;
-use crate::report::Report;
+use crate::report::{pause_note, Report, SyncPause};
+use crate::spec::State;
 
 /// Facility daemon (3), severity error (3).
 pub const ERR: u8 = 3 * 8 + 3;
@@ -24,7 +25,12 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
     }
     let mut parts = Vec::new();
     for a in &report.arrays {
-        parts.extend(changed(&a.name, &a.settings));
+        // A sync paused around the writes is told with them, as the report's msg tells it.
+        let paused = match &a.sync_pause {
+            Some(p @ SyncPause::Done(_)) => format!(" ({})", pause_note(p, State::Present)),
+            _ => String::new(),
+        };
+        parts.extend(changed(&a.name, &a.settings).map(|c| c + &paused));
     }
     parts.extend(changed("system", &report.system));
     if report.persist.changed && !report.persist.files.is_empty() {
@@ -99,6 +105,42 @@ mod tests {
         assert!(
             line.ends_with("; removed /etc/mdtune/mdtune.json"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn a_sync_paused_around_the_writes_is_told_with_them() {
+        use crate::apply::{Outcome, Paused, Target, Write};
+        use crate::md::{Attr, SyncRun, Value};
+        let inv = host(vec![raid("md0", "raid5", &[Some(8), Some(8)])]);
+        let spec = Spec::from_json("{}").unwrap();
+        let plan = crate::plan::plan(&spec, &inv).unwrap();
+        let target = Target::Md {
+            array: "md0".into(),
+            attr: Attr::GroupThreadCnt,
+        };
+        let outcome = Outcome {
+            done: vec![Write {
+                target,
+                before: Value::Int(0),
+                after: Value::Int(8),
+            }],
+            failure: None,
+            paused: vec![Paused {
+                array: "md0".into(),
+                action: SyncRun::Resync,
+                settings: vec![Attr::GroupThreadCnt],
+                paused_at: Some([1024, 65408]),
+                resumed_from: None,
+                resumed: true,
+            }],
+        };
+        let r = build(&spec, &inv, &plan, &outcome, Persist::default());
+        let (_, line) = of_report(&caller(), &r, false).unwrap();
+        assert_eq!(
+            line,
+            "ansible mdtune, user alice via sudo: changed md0: group_thread_cnt 0 -> 8 \
+             (resync paused at 1024 / 65408, resumed from the kernel's checkpoint)"
         );
     }
 

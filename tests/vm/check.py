@@ -923,7 +923,7 @@ def udev_checks(run):
         for attr, value in PERSISTED["md2"].items():
             expect(run.val("u3.replayed", f"md2/{attr}"), value, f"kernel md2/{attr} after the rule's run during the resync")
         lines = logs("end")[int(run.fact("log.at.u3")):int(run.fact("log.at.u4"))]
-        paused = [m for line in lines if "--udev md2:" in line
+        paused = [m for line in lines if "udev --udev md2, " in line
                   for m in re.findall(r"\(resync paused at (\d+) / (\d+), resumed from the kernel's checkpoint\)", line)]
         assert len(paused) == 1, f"the rule's runs logged {len(paused)} paused resyncs of md2: {[x for x in lines if 'md2' in x]}"
         at = int(paused[0][0])
@@ -1275,7 +1275,10 @@ def powercut_checks(run, boot):
         for name in ("manifest", "rule"):
             expect(on_disk(name), written(pc, PC_FILES[name]), f"{PC_FILES[name]} vs what the run reported writing")
         listed = json.loads(on_disk("manifest"))
-        expect(listed, sorted(p for n, p in PC_FILES.items() if n != "manifest"), "the manifest's files")
+        assert isinstance(listed, dict), f"the manifest is not a JSON object: {listed!r}"
+        expect(listed.get("created"), sorted(p for n, p in PC_FILES.items() if n != "manifest"),
+               "the manifest's files (created)")
+        assert isinstance(listed.get("written_unix"), int), f"the manifest has no written_unix: {listed!r}"
         assert f"{PC_FILES['binary']} --udev %k" in on_disk("rule"), "the rule does not run the installed binary"
         size = re.fullmatch(r"<binary, (\d+) bytes>\n?", written(pc, PC_FILES["binary"]) or "")
         assert size, f"the run's diff for {PC_FILES['binary']}: {written(pc, PC_FILES['binary'])!r}"
