@@ -10,29 +10,25 @@
 //! ([`super::resolve`]): no path checked earlier is opened again by name. This module does no
 //! policy: it does not decide what to write.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use rustix::fs::{fstat, readlinkat, Mode, OFlags, CWD};
-use rustix::io::Errno;
-use std::ffi::OsString;
-use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStringExt;
-use std::path::Component;
-
-/// `st_mode`'s file-type bits, and those of a directory and of a regular file.
-const S_IFMT: u32 = 0o170000;
-const S_IFDIR: u32 = 0o040000;
-const S_IFREG: u32 = 0o100000;
-const S_IFLNK: u32 = 0o120000;
-
 use super::dir::{self, Dir};
 use super::error::{absent, errno, leads_out_error};
 use super::resolve::{open_at, resolve, Links};
 use crate::md::SpeedLimit;
+use rustix::fs::{fstat, readlinkat, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// `st_mode`'s file-type bits, and those of a directory, a regular file and a link.
+const S_IFMT: u32 = 0o170000;
+const S_IFDIR: u32 = 0o040000;
+const S_IFREG: u32 = 0o100000;
+const S_IFLNK: u32 = 0o120000;
 
 /// The top-level directories of the root that a run reads or writes. Each must resolve inside
 /// the root: a link such as `sys -> /elsewhere` would carry every read and write with it.
