@@ -3,12 +3,16 @@
 //! nothing to change write no line, so an empty list says none changed or failed. Only on the
 //! host itself (root `/`) with `journalctl` installed; otherwise whether the persisted state was
 //! replayed is unknown, and the answer says why. `journalctl` reads the journal's files itself
-//! (no daemon to wait for), and at most the last 200 lines ([`ARGS`]).
+//! (no daemon to wait for), and at most the last 200 lines ([`ARGS`]); one that has not answered
+//! within [`TIMEOUT`] (a journal on a hung disk) is killed, so that `--show` still answers.
 
 use crate::sys::Root;
 use serde_json::{Map, Value as Json};
+use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
 
 /// Where `journalctl` is looked for.
 const JOURNALCTL: [&str; 2] = ["/usr/bin/journalctl", "/bin/journalctl"];
@@ -28,6 +32,8 @@ const ARGS: [&str; 10] = [
 ];
 /// At most this many of the boot's replay lines are shown, the latest.
 const MAX_LINES: usize = 20;
+/// How long `journalctl` may take before it is killed and the replays are unknown.
+const TIMEOUT: Duration = Duration::from_secs(5);
 /// What the trail's line of a udev run starts with (`crate::trail::Caller::udev`).
 const UDEV_CALLER: &str = ": udev --udev ";
 
@@ -41,16 +47,7 @@ pub(crate) fn this_boot(root: &Root) -> Json {
             root.base().display()
         )),
         None => Err("journalctl is not installed".into()),
-        Some(journalctl) => Command::new(journalctl)
-            .args(ARGS)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {journalctl}: {e}"))
-            .and_then(|out| match out.status.success() {
-                true => Ok(replays(&String::from_utf8_lossy(&out.stdout))),
-                false => Err(format!("{journalctl} failed ({})", out.status)),
-            }),
+        Some(journalctl) => ask(Path::new(journalctl), &ARGS, TIMEOUT).map(|out| replays(&out)),
     };
     let mut m = Map::new();
     match answer {
@@ -58,6 +55,49 @@ pub(crate) fn this_boot(root: &Root) -> Json {
         Err(why) => m.insert("unknown".into(), why.into()),
     };
     Json::Object(m)
+}
+
+/// What `program` with `args` printed, when it ended well within `timeout`; else why not (it
+/// could not be started, failed, or was killed at `timeout`).
+fn ask(program: &Path, args: &[&str], timeout: Duration) -> Result<String, String> {
+    let name = program.display();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {name}: {e}"))?;
+    // Read while it runs, so that a long answer cannot fill the pipe and stall it.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).map(|_| out)
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < timeout => sleep(Duration::from_millis(10)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{name} did not answer within {} s",
+                    timeout.as_secs_f32()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {name}: {e}")),
+        }
+    };
+    let out = reader
+        .join()
+        .map_err(|_| format!("reading {name}'s output failed"))?
+        .map_err(|e| format!("reading {name}'s output failed: {e}"))?;
+    match status.success() {
+        true => Ok(String::from_utf8_lossy(&out).into_owned()),
+        false => Err(format!("{name} failed ({status})")),
+    }
 }
 
 /// The trail's lines of udev runs in `journalctl`'s output, the latest [`MAX_LINES`].
@@ -88,6 +128,29 @@ mod tests {
         let r = replays(&many);
         assert_eq!(r.len(), MAX_LINES);
         assert!(r[MAX_LINES - 1].contains("md29"));
+    }
+
+    #[test]
+    fn a_journal_that_does_not_answer_in_time_is_killed_and_said() {
+        let quick = ask(Path::new("/bin/sh"), &["-c", "echo replay"], TIMEOUT);
+        assert_eq!(quick.as_deref(), Ok("replay\n"));
+        let started = Instant::now();
+        let slow = ask(
+            Path::new("/bin/sh"),
+            &["-c", "exec sleep 30"],
+            Duration::from_millis(200),
+        );
+        assert_eq!(
+            slow.unwrap_err(),
+            "/bin/sh did not answer within 0.2 s",
+            "a hung journalctl holds --show"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let failed = ask(Path::new("/bin/sh"), &["-c", "exit 3"], TIMEOUT).unwrap_err();
+        assert!(
+            failed.contains("failed") && failed.contains('3'),
+            "{failed}"
+        );
     }
 
     #[test]
