@@ -82,7 +82,7 @@ fn a_drifted_host_is_named_by_query_show_verify_and_metrics() {
         (&s["before"], &s["after"], &s["source"]),
         (&json!(1024), &json!(4096), &json!("arrays[1]"))
     );
-    // With persist: true (the README's "after a reboot"), the files are still in force.
+    // With persist: true (docs/install.md's "after a reboot"), the files are still in force.
     let q = run(&dir, json!({"state": "query", "persist": true}));
     assert_eq!(q.json["persist"]["files"], json!([]), "{}", q.stdout);
     assert!(

@@ -13,7 +13,7 @@
 #   .deb  built in Debian 12 and 13 chroots with their cargo and rustc 1.85 (Build-Depends
 #         checked, offline, no unstable flag), the two with the same files; lintian (no error or
 #         warning beyond the justified overrides) on both; `apt install` on this
-#         machine, mdtune --version, man -w mdtune, the man page and --help agree with the README
+#         machine, mdtune --version, man -w mdtune, the man page and --help agree with docs/reference.md
 #         (usage.sh), a query on a copy of the demo host; `apt remove`, and nothing is left.
 #   ppc64le  the packaged binary on a real ppc64le kernel (ppc64le-vm.sh), unless
 #         MDTUNE_PACKAGING_VM=0.
@@ -339,7 +339,7 @@ else
     check "man -w mdtune: $got" test "$got" = /usr/share/man/man8/mdtune.8.gz
     MANWIDTH=100 man mdtune 2>/dev/null | col -b >"$tmp/man.txt"
     check "man mdtune renders the usage (mdtune --udev NAME [--root DIR])" grep -q 'mdtune --udev NAME \[--root DIR\]' "$tmp/man.txt"
-    check "the man page's usage block, mdtune --help and README.md agree" tests/packaging/usage.sh /usr/sbin/mdtune
+    check "the man page's usage block, mdtune --help and docs/reference.md agree" tests/packaging/usage.sh /usr/sbin/mdtune
     cp -a examples/demo-host "$tmp/host-deb"
     out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-deb\"}" | mdtune)
     check "the installed mdtune queries the demo host" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The man page, `mdtune --help` and the README agree: the usage block of the man page's one
+# The man page, `mdtune --help` and docs/reference.md agree: the usage block of the man page's one
 # source (packaging/mdtune.8.md, between <!-- usage --> and <!-- /usage -->) must be the binary's
-# --help output byte for byte, and README.md must carry the same block between the same markers.
+# --help output byte for byte, and docs/reference.md (§1) must carry the same block between the same
+# markers.
 #
 #   tests/packaging/usage.sh BINARY
 set -euo pipefail
@@ -29,13 +30,13 @@ else
   echo "FAIL: mdtune --help differs from the man page's usage block (edit packaging/mdtune.8.md or the HELP text in src/main.rs)"
   status=1
 fi
-if ! block README.md >"$tmp/readme"; then
-  echo "FAIL: README.md has no usage block: paste the one from packaging/mdtune.8.md, markers included"
+if ! block docs/reference.md >"$tmp/reference"; then
+  echo "FAIL: docs/reference.md has no usage block: paste the one from packaging/mdtune.8.md, markers included"
   status=1
-elif diff -u --label 'packaging/mdtune.8.md usage block' --label 'README.md usage block' "$tmp/man" "$tmp/readme"; then
-  echo "ok: README.md's usage block is the man page's"
+elif diff -u --label 'packaging/mdtune.8.md usage block' --label 'docs/reference.md usage block' "$tmp/man" "$tmp/reference"; then
+  echo "ok: docs/reference.md's usage block is the man page's"
 else
-  echo "FAIL: README.md's usage block differs from packaging/mdtune.8.md's"
+  echo "FAIL: docs/reference.md's usage block differs from packaging/mdtune.8.md's"
   status=1
 fi
 exit $status
