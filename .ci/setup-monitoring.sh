@@ -16,18 +16,8 @@ if have; then
   exit 0
 fi
 [ "$(id -u)" -eq 0 ] || { log "ERROR: must run as root (apt-get install prometheus prometheus-node-exporter)"; exit 1; }
-policy=/usr/sbin/policy-rc.d
-made_policy=
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\n# setup-monitoring: no service starts while prometheus installs\nexit 101\n' >"$policy"
-  chmod 0755 "$policy"
-  made_policy=1
-fi
-cleanup() { if [ -n "$made_policy" ]; then rm -f "$policy"; fi; }
-trap cleanup EXIT
-export DEBIAN_FRONTEND=noninteractive
-pkgs=(prometheus prometheus-node-exporter)
-apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null ||
-  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null; }
+# shellcheck source=.ci/apt-no-start.sh
+. "$(dirname "$0")/apt-no-start.sh"
+apt_no_start setup-monitoring prometheus prometheus-node-exporter
 have || { log "ERROR: prometheus, promtool or prometheus-node-exporter still missing after the install"; exit 1; }
 log "installed: $(/usr/bin/prometheus --version 2>&1 | head -n1); $(/usr/bin/prometheus-node-exporter --version 2>&1 | head -n1)"

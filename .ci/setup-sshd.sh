@@ -12,16 +12,7 @@ if [ -x /usr/sbin/sshd ] && [ -x /usr/lib/openssh/sftp-server ]; then
   log "in place: $(/usr/sbin/sshd -V 2>&1 | head -n1)"; exit 0
 fi
 [ "$(id -u)" -eq 0 ] || { log "ERROR: must run as root (apt-get install openssh-server)"; exit 1; }
-policy=/usr/sbin/policy-rc.d
-made_policy=
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\n# setup-sshd: no service starts while openssh-server installs\nexit 101\n' >"$policy"
-  chmod 0755 "$policy"
-  made_policy=1
-fi
-cleanup() { if [ -n "$made_policy" ]; then rm -f "$policy"; fi; }
-trap cleanup EXIT
-export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -q --no-install-recommends openssh-server openssh-sftp-server openssh-client >/dev/null ||
-  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends openssh-server openssh-sftp-server openssh-client >/dev/null; }
+# shellcheck source=.ci/apt-no-start.sh
+. "$(dirname "$0")/apt-no-start.sh"
+apt_no_start setup-sshd openssh-server openssh-sftp-server openssh-client
 log "installed: $(/usr/sbin/sshd -V 2>&1 | head -n1)"

@@ -7,11 +7,10 @@
 //! socket at `<root>/dev/log`) naming who and what, and a record in the lock file; the
 //! persisted state says when and by which version it was written.
 
-use crate::common::{bin, hold_lock, run, run_command, scratch};
+use crate::common::{bin, hold_lock, logged, run, run_command, scratch, syslog};
 use mdtune_fakeroot::{demo_host, FakeRoot};
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -283,25 +282,6 @@ fn verify_exits_0_compliant_3_not_1_could_not_check_2_unusable_and_json_runs_kee
     let (code, _, err) = mdtune(&["--verify"], &dir.join("missing"));
     assert_eq!(code, 2, "{err}");
     drop(r);
-}
-
-/// A syslog socket at `<root>/dev/log`, as journald provides it.
-fn syslog(root: &Path) -> UnixDatagram {
-    let path = root.join("dev/log");
-    let _ = fs::remove_file(&path);
-    let sock = UnixDatagram::bind(&path).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    sock
-}
-
-fn logged(sock: &UnixDatagram) -> Vec<String> {
-    let mut buf = [0u8; 65536];
-    let mut out = Vec::new();
-    while let Ok(n) = sock.recv(&mut buf) {
-        out.push(String::from_utf8_lossy(&buf[..n]).into_owned());
-    }
-    out
 }
 
 /// `mdtune -` with `input` (its root set) and only the environment given.

@@ -3,8 +3,8 @@
 //! udev event, revert and a second revert.
 
 use crate::common::{
-    assert_same_values, bin, hold_lock, kernel_snapshot, package, run, run_command, run_unpackaged,
-    scratch, shared_binary, snapshot,
+    assert_same_values, bin, hold_lock, kernel_snapshot, logged, package, run, run_command,
+    run_unpackaged, scratch, shared_binary, snapshot, syslog,
 };
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
@@ -40,25 +40,6 @@ fn udev(root: &Path, name: &str) -> (i32, bool) {
     let code = out.status.code().unwrap_or(-1);
     assert_eq!(json["failed"] == true, code != 0, "{stdout}");
     (code, json["changed"] == true)
-}
-
-/// A syslog socket at `<root>/dev/log`, as journald or rsyslog provides it.
-fn syslog(root: &Path) -> UnixDatagram {
-    let path = root.join("dev/log");
-    let _ = fs::remove_file(&path);
-    let sock = UnixDatagram::bind(&path).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    sock
-}
-
-fn logged(sock: &UnixDatagram) -> Vec<String> {
-    let mut buf = [0u8; 4096];
-    let mut out = Vec::new();
-    while let Ok(n) = sock.recv(&mut buf) {
-        out.push(String::from_utf8_lossy(&buf[..n]).into_owned());
-    }
-    out
 }
 
 /// What a reboot does to the fake host: kernel defaults are back and `run/` is empty.

@@ -5,10 +5,12 @@
 use serde_json::Value;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// This run's directory, `$TMPDIR/mdtune-test-<pid>`: every test's root ([`scratch`]) and the
 /// one copy of the binary that the roots share ([`shared_binary`]). Nothing removes it: it is
@@ -340,4 +342,25 @@ pub fn assert_same_values(
         "kernel values differ:\n{}",
         diffs.join("\n")
     );
+}
+
+/// A syslog socket at `<root>/dev/log`, as journald or rsyslog provides it: what a run logs
+/// there is read back with [`logged`].
+pub fn syslog(root: &Path) -> UnixDatagram {
+    let path = root.join("dev/log");
+    let _ = std::fs::remove_file(&path);
+    let sock = UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    sock
+}
+
+/// Every datagram sent to `sock` so far (it waits 200 ms for the last).
+pub fn logged(sock: &UnixDatagram) -> Vec<String> {
+    let mut buf = [0u8; 65536];
+    let mut out = Vec::new();
+    while let Ok(n) = sock.recv(&mut buf) {
+        out.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    out
 }
