@@ -1,14 +1,11 @@
 //! `auto` on the hosts mdtune's users run (docs/auto.md, docs/reference.md §2, §3, §5), one test
 //! per rule, through the real binary on fake roots that mirror the kernel's sysfs: NUMA nodes
-//! without CPUs, sparse node ids, isolated CPUs, virtio-blk disks, NVMe poll queues, members
-//! with unacknowledged bad blocks, roles inside nested arrays, a multipath map whose paths are
-//! gone, the stripe cache that bounds the workers, restores ordered so the kernel accepts every
-//! step, and the `why` of every number `auto` decides.
+//! without CPUs, isolated CPUs, virtio-blk disks, NVMe poll queues, members with unacknowledged
+//! bad blocks, roles inside nested arrays, a multipath map whose paths are gone, the stripe cache
+//! that bounds the workers, and the `why` of every number `auto` decides. Sparse NUMA node ids
+//! are `sparse_numa`'s, the order of restores `restore_order`'s.
 
-use crate::common::{
-    assert_same_values, give_to_nobody_except, kernel_snapshot, run, run_args, run_unprivileged,
-    scratch, Run,
-};
+use crate::common::{run, scratch};
 use mdtune_fakeroot::{FakeRoot, MdSpec, NvmeQueues, Use};
 use serde_json::{json, Value};
 use std::fs;
@@ -25,7 +22,7 @@ fn threads(dir: &Path, input: Value) -> Value {
 }
 
 /// md0, a raid5 over three NVMe drives of `queues` queues each.
-fn nvme_raid5(r: &mut FakeRoot, queues: u32) {
+pub(crate) fn nvme_raid5(r: &mut FakeRoot, queues: u32) {
     let d: Vec<String> = (0..3).map(|c| r.nvme(c, queues)).collect();
     r.md("md0", &MdSpec::level("raid5", 1), &[&d[0], &d[1], &d[2]]);
 }
@@ -198,131 +195,6 @@ fn a_stacked_device_with_no_paths_has_unknown_queues_and_nothing_is_written() {
     );
 }
 
-/// The md attribute writes a run makes, in order, as `(array, attr, value)`, from strace
-/// (`apt-get install strace`).
-fn md_writes(root: &Path, input: &Value) -> (Run, Vec<(String, String, String)>) {
-    let log = root.join("strace.log");
-    let mut input = input.clone();
-    input["root"] = Value::String(root.display().to_string());
-    let mut cmd = Command::new("strace");
-    cmd.args(["-f", "-y", "-qq", "-e", "trace=write", "-o"])
-        .arg(&log)
-        .args([crate::common::bin(), "-"]);
-    let out = crate::common::run_command(cmd, &input.to_string());
-    assert!(
-        log.exists(),
-        "strace did not run: apt-get install strace ({})",
-        out.stderr
-    );
-    let text = fs::read_to_string(&log).unwrap();
-    let mut writes = Vec::new();
-    for line in text.lines() {
-        // write(3</root/sys/devices/virtual/block/md0/md/stripe_cache_size>, "256", 3) = 3
-        let Some(start) = line.find("write(") else {
-            continue;
-        };
-        let rest = &line[start..];
-        let (Some(lt), Some(gt)) = (rest.find('<'), rest.find('>')) else {
-            continue;
-        };
-        let path = &rest[lt + 1..gt];
-        let Some((array, attr)) = path
-            .rsplit_once("/md/")
-            .map(|(dev, attr)| (dev.rsplit('/').next().unwrap_or(""), attr))
-        else {
-            continue;
-        };
-        let value = rest[gt..]
-            .split('"')
-            .nth(1)
-            .unwrap_or("")
-            .trim_end_matches("\\n")
-            .to_string();
-        writes.push((array.to_string(), attr.to_string(), value));
-    }
-    (out, writes)
-}
-
-/// Replays `writes` as the kernel takes them, from `cache` and `threshold` in force: a
-/// `preread_bypass_threshold` above the stripe cache in force is refused
-/// (`raid5_store_preread_threshold`: EINVAL); `raid5_set_cache_size` never looks at the
-/// threshold. Returns the first refused step.
-fn first_refused(
-    writes: &[(String, String, String)],
-    mut cache: u64,
-    mut threshold: u64,
-) -> Option<String> {
-    for (array, attr, value) in writes {
-        let v: u64 = value.parse().unwrap_or(u64::MAX);
-        match attr.as_str() {
-            "stripe_cache_size" => cache = v,
-            "preread_bypass_threshold" if v > cache => {
-                return Some(format!(
-                    "{array}: preread_bypass_threshold {v} above the stripe cache {cache} \
-                     in force (writes: {writes:?})"
-                ))
-            }
-            "preread_bypass_threshold" => threshold = v,
-            _ => {}
-        }
-    }
-    let _ = threshold;
-    None
-}
-
-#[test]
-fn a_revert_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
-    let dir = scratch("revert-order");
-    let mut r = FakeRoot::new(&dir, 8);
-    nvme_raid5(&mut r, 4);
-    // The kernel allows it: the threshold was set under a larger cache, then the cache lowered.
-    r.set_md("md0", "stripe_cache_size", "256");
-    r.set_md("md0", "preread_bypass_threshold", "1000");
-    let tune = json!({"thread_policy": "off", "arrays": [
-        {"name": "md0", "stripe_cache_size": 4096, "preread_bypass_threshold": 3000}]});
-    let (out, writes) = md_writes(&dir, &tune);
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(first_refused(&writes, 256, 1000), None);
-    let (out, writes) = md_writes(&dir, &json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(!writes.is_empty(), "the revert wrote nothing");
-    assert_eq!(first_refused(&writes, 4096, 3000), None);
-    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
-    assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "1000");
-}
-
-#[test]
-fn a_rollback_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
-    for tool in ["setpriv", "chown"] {
-        assert!(
-            Command::new(tool).arg("--version").output().is_ok(),
-            "{tool} is missing: apt-get install util-linux coreutils"
-        );
-    }
-    let dir = scratch("rollback-order-values");
-    let mut r = FakeRoot::new(&dir, 8);
-    nvme_raid5(&mut r, 4);
-    let d: Vec<String> = (0..3).map(|c| format!("nvme{c}n1")).collect();
-    r.md("md1", &MdSpec::level("raid5", 2), &[&d[0], &d[1], &d[2]]);
-    r.set_md("md0", "stripe_cache_size", "256");
-    r.set_md("md0", "preread_bypass_threshold", "1000");
-    // md1's group_thread_cnt is root's and read only: its write, after md0's, gets EACCES.
-    give_to_nobody_except(&dir, &r.md_attr("md1", "group_thread_cnt"));
-    let input = json!({"root": dir, "thread_policy": "off", "arrays": [
-        {"name": "md0", "stripe_cache_size": 4096, "preread_bypass_threshold": 3000},
-        {"name": "md1", "group_thread_cnt": 2}]});
-    let out = run_unprivileged(&input);
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    // From cache 4096 / threshold 3000 back to 256 / 1000: the threshold first (1000 fits under
-    // 4096), then the cache; the other way round the kernel refuses 1000 above 256.
-    assert_eq!(
-        out.rolled_back(),
-        ["md0 preread_bypass_threshold", "md0 stripe_cache_size"]
-    );
-    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
-    assert_eq!(r.read_md("md0", "preread_bypass_threshold"), "1000");
-}
-
 #[test]
 fn every_setting_auto_decides_says_why_with_the_numbers() {
     let dir = scratch("why");
@@ -384,177 +256,6 @@ fn every_setting_auto_decides_says_why_with_the_numbers() {
         out.setting("md0", "group_thread_cnt").get("why").is_none(),
         "{}",
         out.stdout
-    );
-}
-
-/// A two-socket host whose possible NUMA node ids are 0 and 8, as bare-metal POWER9 (PowerNV)
-/// numbers them, with md0 over three 16-queue NVMe drives.
-fn sparse_host(dir: &Path) -> FakeRoot {
-    let mut r = FakeRoot::new(dir, 64);
-    nvme_raid5(&mut r, 16);
-    r.set_numa("0,8", Some("0,8"));
-    r
-}
-
-/// The kernel functions every refusal and warning about sparse node ids names.
-fn names_the_kernel_functions(text: &str) {
-    for f in [
-        "num_possible_nodes()",
-        "alloc_thread_groups",
-        "cpu_to_node()",
-        "raid5_wakeup_stripe_thread",
-    ] {
-        assert!(text.contains(f), "{f} not named in: {text}");
-    }
-}
-
-#[test]
-fn sparse_node_ids_keep_auto_at_zero_with_a_warning_naming_the_kernel_functions() {
-    let dir = scratch("sparse-auto");
-    let r = sparse_host(&dir);
-    // What mdtune's auto wrote there before: node 8's CPUs index past the two worker groups.
-    r.set_md("md0", "group_thread_cnt", "16");
-    let out = run(&dir, json!({}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
-    let s = out.setting("md0", "group_thread_cnt");
-    assert_eq!((&s["before"], &s["after"]), (&json!(16), &json!(0)), "{s}");
-    assert_eq!(s["source"], "auto");
-    let why = s["why"].as_str().unwrap_or_default();
-    assert!(
-        why.starts_with("16 hardware queues (min over 3 members): 0, since the possible NUMA node ids are sparse (2 possible nodes, the highest id 8)"),
-        "{why}"
-    );
-    names_the_kernel_functions(why);
-    let warnings: Vec<&str> = out.json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .filter(|w| w.contains("sparse"))
-        .collect();
-    assert_eq!(warnings.len(), 1, "{}", out.stdout);
-    names_the_kernel_functions(warnings[0]);
-    // Converged: nothing to write, the warning stays.
-    let again = run(&dir, json!({}));
-    assert_eq!(again.json["changed"], false, "{}", again.stdout);
-    assert!(again.json["warnings"].to_string().contains("sparse"));
-    // An AC922 adds its GPUs' memory as nodes 252-255.
-    r.set_numa("0,8,252-255", Some("0,8"));
-    let why = out_why(&dir);
-    assert!(
-        why.contains("(6 possible nodes, the highest id 255)"),
-        "{why}"
-    );
-}
-
-fn out_why(dir: &Path) -> String {
-    let out = run(dir, json!({"check_mode": true}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    out.setting("md0", "group_thread_cnt")["why"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-#[test]
-fn sparse_node_ids_refuse_an_explicit_thread_count_and_write_nothing() {
-    let dir = scratch("sparse-refuse");
-    let _r = sparse_host(&dir);
-    let before = kernel_snapshot(&dir);
-    for (input, key, value) in [
-        (
-            json!({"arrays": [{"name": "md0", "group_thread_cnt": 4}]}),
-            "arrays[0].group_thread_cnt",
-            4,
-        ),
-        (json!({"thread_policy": 8}), "thread_policy", 8),
-        (
-            json!({"thread_policy": {"mode": "fixed", "value": 2}, "persist": true}),
-            "thread_policy",
-            2,
-        ),
-    ] {
-        let out = run(&dir, input.clone());
-        assert_eq!(out.code, 2, "{input}: {}", out.stdout);
-        let msg = out.msg();
-        assert!(
-            msg.starts_with(&format!(
-                "{key}: {value} is not allowed on this host; allowed: 0 (\"off\"). Its possible \
-                 NUMA node ids are sparse (2 nodes, the highest id 8)"
-            )),
-            "{msg}"
-        );
-        names_the_kernel_functions(msg);
-    }
-    assert_same_values(&before, &kernel_snapshot(&dir));
-    assert!(!dir.join("etc/mdtune").exists(), "a refused run persisted");
-    assert!(
-        !dir.join("run/mdtune.lock").exists(),
-        "a refused run took the lock"
-    );
-    // 0 and "off" are what such a host allows.
-    for ok in [json!({"thread_policy": "off"}), json!({"thread_policy": 0})] {
-        let out = run(&dir, ok);
-        assert_eq!(out.code, 0, "{}", out.stdout);
-    }
-}
-
-#[test]
-fn sparse_node_ids_refuse_a_persisted_thread_count_on_udev_replay_and_keep_auto_at_zero() {
-    let dir = scratch("sparse-udev");
-    let mut r = FakeRoot::new(&dir, 64);
-    nvme_raid5(&mut r, 16);
-    r.set_nodes(2);
-    let out = run(
-        &dir,
-        json!({"persist": true, "arrays": [{"name": "md0", "group_thread_cnt": 4}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "4");
-    // The drives move to a host whose firmware numbers its nodes 0 and 8; the array assembles
-    // with the kernel's default and udev replays the persisted state: refused, nothing written.
-    r.set_numa("0,8", Some("0,8"));
-    r.set_md("md0", "group_thread_cnt", "0");
-    let before = kernel_snapshot(&dir);
-    let root = dir.display().to_string();
-    let udev = run_args(&["--udev", "md0", "--root", &root], "", &[]);
-    assert_eq!(udev.code, 1, "{}", udev.stdout);
-    assert!(
-        udev.msg().starts_with(
-            "the persisted state: arrays[0].group_thread_cnt: 4 is not allowed on this host"
-        ),
-        "{}",
-        udev.msg()
-    );
-    assert_same_values(&before, &kernel_snapshot(&dir));
-    // Persisted auto: the replay puts 0 back over a value set by hand.
-    let out = run(&dir, json!({"persist": true}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    r.set_md("md0", "group_thread_cnt", "8");
-    let udev = run_args(&["--udev", "md0", "--root", &root], "", &[]);
-    assert_eq!(udev.code, 0, "{}", udev.stdout);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
-}
-
-#[test]
-fn a_revert_on_sparse_node_ids_writes_zero_in_place_of_a_saved_thread_count() {
-    let dir = scratch("sparse-revert");
-    let mut r = FakeRoot::new(&dir, 64);
-    nvme_raid5(&mut r, 16);
-    r.set_nodes(2);
-    r.set_md("md0", "group_thread_cnt", "6");
-    let out = run(&dir, json!({"thread_policy": "off"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
-    r.set_numa("0,8", Some("0,8"));
-    let out = run(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0", "6 restored");
-    let warnings = out.json["warnings"].to_string();
-    assert!(
-        warnings.contains("md0: the saved group_thread_cnt 6 is not restored, 0 takes its place"),
-        "{warnings}"
     );
 }
 
