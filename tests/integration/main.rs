@@ -24,3 +24,4 @@ mod security;
 mod sparse_numa;
 mod sync_limits;
 mod sync_pause;
+mod trail;
