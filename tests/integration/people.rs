@@ -1,6 +1,7 @@
 //! mdtune for people (docs/reference.md §1 and §3): `--show` (a read-only view of the host as
-//! text), `--text` (any run, its report printed for a person) and the short `msg`, through the
-//! real binary on fake roots that hold every layout `layouts.rs` builds.
+//! text) and `--text` (any run, its report printed for a person), through the real binary on
+//! fake roots that hold every layout `layouts.rs` builds. The short `msg`: `msg.rs`; what the
+//! views escape: `escaping.rs`.
 //!
 //! `--show` and `--text` are checked against the JSON run of the same host, not against a copy of
 //! their own output: every array, member, path and queue count the JSON reports appears in the
@@ -10,7 +11,7 @@
 use crate::common::{
     bin, give_to_nobody_except, kernel_snapshot, run, run_args, scratch, snapshot, Run,
 };
-use mdtune_fakeroot::{bench_host, demo_host, FakeRoot, MdSpec, Use};
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec, Use};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -18,7 +19,7 @@ use std::process::Command;
 
 /// One host with every layout `layouts.rs` builds, each array named after its layout: block
 /// stacks, member roles and HBAs, reshapes and an IMSM container, multipath and odd values.
-fn layouts_host(dir: &Path) -> FakeRoot {
+pub(crate) fn layouts_host(dir: &Path) -> FakeRoot {
     let mut r = FakeRoot::new(dir, 64);
     stacks(&mut r);
     roles_and_hbas(&mut r);
@@ -149,18 +150,18 @@ fn multipath_and_odd_values(r: &mut FakeRoot) {
     r.md("md63", &log, &refs(&log_heads));
 }
 
-fn refs(v: &[String]) -> Vec<&str> {
+pub(crate) fn refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
 /// `mdtune --show --root DIR`: (exit status, stdout, stderr).
-fn show(root: &Path) -> (i32, String, String) {
+pub(crate) fn show(root: &Path) -> (i32, String, String) {
     let r = run_args(&["--show", "--root", &root.display().to_string()], "", &[]);
     (r.code, r.stdout, r.stderr)
 }
 
 /// `mdtune --text -` with `input` (its `root` set to `root`).
-fn text(root: &Path, mut input: Value) -> Run {
+pub(crate) fn text(root: &Path, mut input: Value) -> Run {
     input["root"] = json!(root.display().to_string());
     run_args(&["--text", "-"], &input.to_string(), &[])
 }
@@ -510,7 +511,7 @@ fn text_reads_an_ansible_args_file_and_refuses_unusable_input_with_exit_2() {
 
 /// Two arrays on a root owned by user 65534, md1's group_thread_cnt root's and read only: a run
 /// as that user lowers md0's stripe cache and threshold, then fails on md1 and rolls back.
-fn failing_host(dir: &Path) {
+pub(crate) fn failing_host(dir: &Path) {
     for tool in ["setpriv", "chown"] {
         assert!(
             Command::new(tool).arg("--version").output().is_ok(),
@@ -526,7 +527,7 @@ fn failing_host(dir: &Path) {
     give_to_nobody_except(dir, &r.md_attr("md1", "group_thread_cnt"));
 }
 
-fn unprivileged(args: &[&str], input: &Value) -> Run {
+pub(crate) fn unprivileged(args: &[&str], input: &Value) -> Run {
     let mut cmd = Command::new("setpriv");
     cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
         .args(args);
@@ -553,282 +554,4 @@ fn text_of_a_failed_run_says_what_failed_and_what_was_rolled_back() {
     j.json["msg"] = json!(msg);
     assert_text_agrees_with_json(&t, &j);
     assert_eq!(values(&a), values(&b));
-}
-
-// --- the short msg (docs/reference.md §3), on a host of 16 raid5 arrays --------------------------
-
-/// 16 raid5 arrays md0..md15 over 4 NVMe drives of 8 queues each (auto: 8), 64 CPUs.
-fn sixteen(dir: &Path) -> FakeRoot {
-    bench_host(dir, 16, 4, 8)
-}
-
-/// The parts of a msg, split at `; `, after an optional `check mode: ` / `compliant: ` prefix.
-fn parts(msg: &str) -> Vec<String> {
-    msg.split("; ").map(str::to_string).collect()
-}
-
-/// The arrays a msg names: every word `mdN` at the start of a part or after `: `.
-fn named(msg: &str) -> Vec<String> {
-    let mut out: Vec<String> = msg
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| {
-            w.len() > 2 && w.starts_with("md") && w[2..].chars().all(|c| c.is_ascii_digit())
-        })
-        .map(str::to_string)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Builds the host, checks that a first run names every array (every one changes), converges
-/// it, then makes md3 drift, md5 reshape with its threads undone and md7 read empty: three
-/// arrays that need attention, 13 that do not.
-fn three_of_sixteen(dir: &Path) -> FakeRoot {
-    let r = sixteen(dir);
-    let first = run(dir, json!({"check_mode": true}));
-    assert_eq!(named(first.msg()).len(), 16, "{}", first.msg());
-    let out = run(dir, json!({}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(r.read_md("md15", "group_thread_cnt"), "8");
-    r.set_md("md3", "group_thread_cnt", "0");
-    r.set_md("md5", "group_thread_cnt", "0");
-    r.set_md("md5", "sync_action", "reshape");
-    r.set_md("md5", "reshape_position", "1048576");
-    fs::write(r.md_attr("md7", "stripe_cache_size"), "").unwrap();
-    r
-}
-
-fn assert_three_of_sixteen(msg: &str) {
-    assert_eq!(named(msg), ["md3", "md5", "md7"], "{msg}");
-    assert!(msg.contains("md3: group_thread_cnt 0 -> 8"), "{msg}");
-    assert!(
-        msg.contains("md5: group_thread_cnt 0 -> 8 held back (reshape"),
-        "{msg}"
-    );
-    let md7 = parts(msg)
-        .into_iter()
-        .find(|p| p.contains("md7"))
-        .unwrap_or_default();
-    assert!(md7.contains("skipped"), "{msg}");
-    assert!(msg.contains("13 arrays compliant"), "{msg}");
-    assert!(!msg.contains("unchanged"), "{msg}");
-}
-
-#[test]
-fn msg_names_only_the_arrays_that_need_attention_and_counts_the_rest() {
-    let dir = scratch("msg-16");
-    let r2 = three_of_sixteen(&dir);
-    for input in [json!({"check_mode": true}), json!({})] {
-        let out = run(&dir, input.clone());
-        assert_eq!(out.code, 0, "{input}: {}", out.stdout);
-        assert_three_of_sixteen(out.msg());
-    }
-    assert_eq!(r2.read_md("md3", "group_thread_cnt"), "8");
-    // Converged (md5's reshape over, md7 readable again): a count and nothing else.
-    r2.set_md("md5", "sync_action", "idle");
-    r2.set_md("md5", "reshape_position", "none");
-    r2.set_md("md7", "stripe_cache_size", "256");
-    run(&dir, json!({}));
-    let out = run(&dir, json!({}));
-    assert_eq!(out.json["changed"], false, "{}", out.stdout);
-    assert_eq!(named(out.msg()), Vec::<String>::new(), "{}", out.msg());
-    assert!(out.msg().contains("16 arrays compliant"), "{}", out.msg());
-    assert!(out.msg().len() < 60, "{}", out.msg());
-}
-
-#[test]
-fn query_msg_says_compliant_or_not_compliant_and_never_unchanged() {
-    let dir = scratch("msg-query");
-    let r = three_of_sixteen(&dir);
-    let out = run(&dir, json!({"state": "query"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(out.msg().starts_with("not compliant"), "{}", out.msg());
-    assert_three_of_sixteen(out.msg());
-    r.set_md("md5", "sync_action", "idle");
-    r.set_md("md5", "reshape_position", "none");
-    r.set_md("md7", "stripe_cache_size", "256");
-    run(&dir, json!({}));
-    let out = run(&dir, json!({"state": "query"}));
-    assert!(out.msg().starts_with("compliant"), "{}", out.msg());
-    assert!(out.msg().contains("16 arrays compliant"), "{}", out.msg());
-    assert!(!out.msg().contains("unchanged"), "{}", out.msg());
-    assert_eq!(named(out.msg()), Vec::<String>::new(), "{}", out.msg());
-}
-
-#[test]
-fn a_failed_run_msg_names_the_array_that_failed() {
-    let dir = scratch("msg-fail");
-    failing_host(&dir);
-    let out = unprivileged(
-        &["-"],
-        &json!({"root": dir, "thread_policy": "off", "arrays": [
-            {"name": "md0", "stripe_cache_size": 256},
-            {"name": "md1", "group_thread_cnt": 2}]}),
-    );
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    let msg = out.msg();
-    assert!(
-        msg.contains("md1") && msg.contains("group_thread_cnt"),
-        "{msg}"
-    );
-    assert!(msg.contains("rolled back") && msg.contains("md0"), "{msg}");
-}
-
-#[test]
-fn revert_msg_names_arrays_and_settings_not_files() {
-    let dir = scratch("msg-revert");
-    sixteen(&dir);
-    let out = run(
-        &dir,
-        json!({"persist": true, "arrays": [{"name": "md*", "stripe_cache_size": 4096}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(!out.json["persist"]["files"].as_array().unwrap().is_empty());
-    for check_mode in [true, false] {
-        let out = run(&dir, json!({"state": "reverted", "check_mode": check_mode}));
-        assert_eq!(out.code, 0, "{}", out.stdout);
-        let msg = out.msg();
-        assert!(
-            msg.contains("md0") && msg.contains("md15") && msg.contains("stripe_cache_size"),
-            "{msg}"
-        );
-        assert!(!msg.contains('/') && !msg.contains(".json"), "{msg}");
-        assert!(!msg.contains("unchanged"), "{msg}");
-    }
-}
-
-// --- text that came from the host or the input, safe for a terminal (docs/reference.md §1) -------
-
-/// One character of each class that must not reach a terminal raw, and how the views show it:
-/// an escape (CSI: clear the screen), a carriage return, a newline, a bell (ends an OSC title), a
-/// tab, DEL, a C1 control (8-bit CSI), each bidirectional override, embedding and isolate, the
-/// direction marks and the line separator.
-const HOSTILE: [(&str, &str); 19] = [
-    ("\u{1b}", "\\x1b"),
-    ("\r", "\\x0d"),
-    ("\n", "\\x0a"),
-    ("\u{7}", "\\x07"),
-    ("\t", "\\x09"),
-    ("\u{7f}", "\\x7f"),
-    ("\u{9b}", "\\x9b"),
-    ("\u{202a}", "\\u{202a}"),
-    ("\u{202b}", "\\u{202b}"),
-    ("\u{202c}", "\\u{202c}"),
-    ("\u{202d}", "\\u{202d}"),
-    ("\u{202e}", "\\u{202e}"),
-    ("\u{2066}", "\\u{2066}"),
-    ("\u{2067}", "\\u{2067}"),
-    ("\u{2068}", "\\u{2068}"),
-    ("\u{2069}", "\\u{2069}"),
-    ("\u{200f}", "\\u{200f}"),
-    ("\u{61c}", "\\u{61c}"),
-    ("\u{2028}", "\\u{2028}"),
-];
-
-/// Fails naming the class when `out` holds any hostile character raw. A newline is the views' own
-/// line break: whether one came from a field is checked by counting lines.
-fn assert_no_raw_control(out: &str, what: &str) {
-    for (raw, shown) in HOSTILE {
-        if raw == "\n" {
-            continue;
-        }
-        assert!(
-            !out.contains(raw),
-            "{what}: a raw {shown} reached the terminal:\n{}",
-            out.escape_debug()
-        );
-    }
-}
-
-/// Every string leaf of `v` (not its keys, which the views look fields up by) with `bad` in its
-/// middle.
-fn poison(v: &mut Value, bad: &str) {
-    match v {
-        Value::String(s) => *s = format!("{}{bad}{}", &s[..s.len() / 2], &s[s.len() / 2..]),
-        Value::Array(items) => items.iter_mut().for_each(|i| poison(i, bad)),
-        Value::Object(map) => map.values_mut().for_each(|i| poison(i, bad)),
-        _ => {}
-    }
-}
-
-#[test]
-fn show_and_text_escape_every_class_in_every_field_they_print() {
-    // The JSON the views render, from real runs: a check-mode run of every layout with a diff,
-    // warnings and held-back settings; a failed run with rolled_back; --show's view of the same
-    // host. Each class goes into every string of each, and none may come out raw.
-    let dir = scratch("escape-every-field");
-    layouts_host(&dir);
-    let checked = run(
-        &dir,
-        json!({"check_mode": true, "diff": true, "speed_limit_max": 400000,
-               "arrays": [{"name": "*", "stripe_cache_size": 4096}, {"name": "md_none*"}]}),
-    );
-    let failed = scratch("escape-failed");
-    failing_host(&failed);
-    let failure = unprivileged(
-        &["-"],
-        &json!({"root": failed, "thread_policy": "off",
-                "arrays": [{"name": "md0", "stripe_cache_size": 256}, {"name": "md1", "group_thread_cnt": 2}]}),
-    );
-    let shown_host = mdtune::run::show(&dir).expect("show");
-    for (raw, shown) in HOSTILE {
-        for (what, json, view) in [
-            (
-                "--text of a check run",
-                &checked.json,
-                mdtune::view::report as fn(&Value) -> String,
-            ),
-            (
-                "--text of a failed run",
-                &failure.json,
-                mdtune::view::report,
-            ),
-            ("--show", &shown_host, mdtune::view::host),
-        ] {
-            let mut poisoned = json.clone();
-            poison(&mut poisoned, raw);
-            let clean = view(json);
-            let out = view(&poisoned);
-            assert_no_raw_control(&out, &format!("{what} with {shown}"));
-            assert_eq!(
-                out.lines().count(),
-                clean.lines().count(),
-                "{what}: {shown} in a field added or removed lines:\n{}",
-                out.escape_debug()
-            );
-            assert!(out.contains(shown), "{what}: {shown} is not shown: {out}");
-        }
-    }
-}
-
-#[test]
-fn a_hostile_array_name_and_devname_reach_the_terminal_escaped() {
-    // A kernel name and a udev name from the host itself (sys/block/<name>, dev/md/<name>) with
-    // an escape sequence that would clear the screen, a carriage return that would overwrite the
-    // line, a newline that would fake one and an override that would reverse it.
-    let dir = scratch("escape-host");
-    let mut r = FakeRoot::new(&dir, 8);
-    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 4)).collect();
-    let name = "md_a\u{1b}[2J\r\n\u{202e}b";
-    r.md(
-        name,
-        &MdSpec::level("raid5", 1).devname("data\u{1b}]0;owned\u{7}"),
-        &refs(&d),
-    );
-    let (code, out, err) = show(&dir);
-    assert_eq!(code, 0, "{out}{err}");
-    let text = text(&dir, json!({"check_mode": true}));
-    assert_eq!(text.code, 0, "{}", text.stdout);
-    for (what, out) in [("--show", &out), ("--text", &text.stdout)] {
-        assert_no_raw_control(out, what);
-        assert!(
-            out.contains("md_a\\x1b[2J\\x0d\\x0a\\u{202e}b"),
-            "{what} does not show the name escaped:\n{out}"
-        );
-    }
-    assert!(out.contains("data\\x1b]0;owned\\x07"), "{out}");
-    // The JSON of the same run keeps the name exactly: serde_json escapes it for the parser.
-    let json = run(&dir, json!({"check_mode": true}));
-    assert_eq!(json.json["arrays"][0]["name"], name, "{}", json.stdout);
 }
