@@ -1,12 +1,11 @@
 //! Persistence and revert (docs/reference.md §6), through the real binary on fake roots: a persist
-//! run, a converged second run, a simulated reboot, the udev replay for one array, a repeated
-//! udev event, revert and a second revert.
+//! run, a converged second run, the manifest and the binary, and the compliance of the persisted
+//! files. The replay after a reboot: `udev_replay.rs`; revert: `revert.rs`.
 
 use crate::common::{
-    assert_same_values, bin, hold_lock, kernel_snapshot, logged, package, run, run_command,
-    run_unpackaged, scratch, shared_binary, snapshot, syslog,
+    bin, logged, package, run, run_command, run_unpackaged, scratch, snapshot, syslog,
 };
-use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
+use mdtune_fakeroot::{demo_host, FakeRoot};
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -15,11 +14,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-const RULE: &str = "etc/udev/rules.d/90-mdtune.rules";
-const STATE: &str = "etc/mdtune/mdtune.json";
-const BINARY: &str = "usr/local/sbin/mdtune";
+pub(crate) const RULE: &str = "etc/udev/rules.d/90-mdtune.rules";
+pub(crate) const STATE: &str = "etc/mdtune/mdtune.json";
+pub(crate) const BINARY: &str = "usr/local/sbin/mdtune";
 
-fn desired() -> serde_json::Value {
+pub(crate) fn desired() -> serde_json::Value {
     json!({"persist": true, "diff": true, "_ansible_check_mode": false,
         "arrays": [{"name": "hana_data", "stripe_cache_size": 4096, "sync_speed_max": 600000}],
         "speed_limit_min": 50000})
@@ -27,7 +26,7 @@ fn desired() -> serde_json::Value {
 
 /// Runs `mdtune --udev NAME --root ROOT` as udev would (no stdin), and checks stdout is one JSON
 /// object (udev discards it) and stderr empty. Returns the exit status and `changed`.
-fn udev(root: &Path, name: &str) -> (i32, bool) {
+pub(crate) fn udev(root: &Path, name: &str) -> (i32, bool) {
     let out = Command::new(bin())
         .args(["--udev", name, "--root", root.to_str().unwrap()])
         .stdin(std::process::Stdio::null())
@@ -43,7 +42,7 @@ fn udev(root: &Path, name: &str) -> (i32, bool) {
 }
 
 /// What a reboot does to the fake host: kernel defaults are back and `run/` is empty.
-fn reboot(r: &FakeRoot) {
+pub(crate) fn reboot(r: &FakeRoot) {
     for md in ["md0", "md2", "md3"] {
         r.set_md(md, "group_thread_cnt", "0");
         r.set_md(md, "stripe_cache_size", "256");
@@ -167,294 +166,6 @@ fn query_after_a_persisted_apply_is_compliant_and_its_message_agrees() {
         "{}",
         out.stdout
     );
-}
-
-#[test]
-fn udev_replays_the_persisted_state_for_one_array_after_a_reboot() {
-    let dir = scratch("udev");
-    let r = demo_host(&dir);
-    let input = json!({"persist": true, "thread_policy": "auto",
-        "arrays": [{"name": "md*", "sync_speed_max": 600000}, {"name": "hana_data", "stripe_cache_size": 4096}]});
-    assert_eq!(run(&dir, input).code, 0);
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "8");
-    reboot(&r);
-    let log = syslog(&dir);
-
-    assert_eq!(udev(&dir, "md0"), (0, true));
-    assert_eq!(r.read_md("md0", "group_thread_cnt"), "8");
-    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
-    assert_eq!(r.read_md("md0", "sync_speed_max"), "600000");
-    // Other arrays wait for their own event.
-    assert_eq!(r.read_md("md2", "group_thread_cnt"), "0");
-    assert_eq!(r.read_md("md2", "sync_speed_max"), "200000 (system)");
-    let lines = logged(&log);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].starts_with("<30>mdtune["), "{}", lines[0]);
-    assert!(
-        lines[0].contains("md0: group_thread_cnt 0 -> 8"),
-        "{}",
-        lines[0]
-    );
-
-    // mdadm's watch option repeats change events: they cost reads only, and log nothing.
-    let before = kernel_snapshot(&dir);
-    std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(udev(&dir, "md0"), (0, false));
-    assert_eq!(kernel_snapshot(&dir), before);
-    assert!(logged(&log).is_empty());
-
-    assert_eq!(udev(&dir, "md2").0, 0);
-    assert_eq!(r.read_md("md2", "group_thread_cnt"), "16");
-}
-
-#[test]
-fn udev_without_persisted_state_or_with_a_bad_name_does_nothing() {
-    let dir = scratch("udevnothing");
-    demo_host(&dir);
-    let before = kernel_snapshot(&dir);
-    assert_eq!(udev(&dir, "md0"), (0, false));
-    assert_eq!(run(&dir, desired()).code, 0);
-    let before_bad = kernel_snapshot(&dir);
-    assert_eq!(udev(&dir, "../md0").0, 2);
-    assert_eq!(
-        udev(&dir, "md9").0,
-        0,
-        "an array not in the state: nothing to do"
-    );
-    assert_eq!(kernel_snapshot(&dir), before_bad);
-    assert_ne!(before, before_bad);
-}
-
-#[test]
-fn revert_restores_originals_removes_files_and_a_second_revert_changes_nothing() {
-    let dir = scratch("revert");
-    let r = demo_host(&dir);
-    let original = kernel_snapshot(&dir);
-    assert_eq!(run(&dir, desired()).code, 0);
-    // A later run changes md0 again: the saved original stays the first one.
-    assert_eq!(
-        run(
-            &dir,
-            json!({"arrays": [{"name": "md0", "stripe_cache_size": 8192}]})
-        )
-        .code,
-        0
-    );
-    assert_eq!(r.read_md("md0", "stripe_cache_size"), "8192");
-
-    // Revert restores every saved original: a selection is ignored, and says so.
-    let check = run(
-        &dir,
-        json!({"state": "reverted", "check_mode": true, "arrays": [{"name": "md0"}]}),
-    );
-    assert_eq!(check.json["changed"], true);
-    assert!(
-        check.json["warnings"][0]
-            .as_str()
-            .unwrap()
-            .contains("arrays ignored"),
-        "{}",
-        check.stdout
-    );
-    assert!(dir.join(STATE).exists(), "check mode removed a file");
-
-    let out = run(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(out.json["changed"], true);
-    assert_eq!(out.setting("md0", "stripe_cache_size")["before"], 8192);
-    assert_eq!(out.setting("md0", "stripe_cache_size")["after"], 256);
-    assert_eq!(out.json["system"]["speed_limit_min"]["after"], 1000);
-    let files: Vec<&str> = out.json["persist"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
-    assert!(files.contains(&"/etc/udev/rules.d/90-mdtune.rules"));
-    assert!(files.contains(&"/run/mdtune/system.json"));
-    assert_same_values(&original, &kernel_snapshot(&dir));
-    for f in [STATE, BINARY, RULE] {
-        assert!(!dir.join(f).exists(), "{f} left after revert");
-    }
-    assert_eq!(fs::read_dir(dir.join("run/mdtune")).unwrap().count(), 0);
-
-    let again = run(&dir, json!({"state": "reverted"}));
-    assert_eq!(again.json["changed"], false, "{}", again.stdout);
-}
-
-#[test]
-fn revert_finds_a_reassembled_array_by_uuid_under_its_new_name() {
-    let first = scratch("uuid-a");
-    let mut a = FakeRoot::new(&first, 8);
-    let d: Vec<String> = (0..3).map(|c| a.nvme(c, 4)).collect();
-    let spec = MdSpec::level("raid5", 0x5eed);
-    a.md("md0", &spec, &[&d[0], &d[1], &d[2]]);
-    assert_eq!(run(&first, json!({})).code, 0);
-    assert_eq!(a.read_md("md0", "group_thread_cnt"), "4");
-
-    // The same array, re-assembled as md9 on a host whose run/ still holds the originals.
-    let second = scratch("uuid-b");
-    let mut b = FakeRoot::new(&second, 8);
-    let d: Vec<String> = (0..3).map(|c| b.nvme(c, 4)).collect();
-    b.md("md9", &spec, &[&d[0], &d[1], &d[2]]);
-    b.set_md("md9", "group_thread_cnt", "4");
-    fs::remove_dir_all(second.join("run")).unwrap();
-    assert!(Command::new("cp")
-        .args([
-            "-a",
-            first.join("run").to_str().unwrap(),
-            second.to_str().unwrap()
-        ])
-        .status()
-        .unwrap()
-        .success());
-    let out = run(&second, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(b.read_md("md9", "group_thread_cnt"), "0");
-}
-
-#[test]
-fn revert_keeps_a_binary_that_persist_did_not_install() {
-    let dir = scratch("keepbinary");
-    demo_host(&dir);
-    // A package put the same binary in place before mdtune ever ran.
-    fs::create_dir_all(dir.join("usr/local/sbin")).unwrap();
-    fs::hard_link(shared_binary(), dir.join(BINARY)).unwrap();
-    let out = run_unpackaged(&dir, desired());
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    let files = out.json["persist"]["files"].as_array().unwrap().clone();
-    assert!(
-        !files.contains(&json!("/usr/local/sbin/mdtune")),
-        "{files:?}"
-    );
-    let out = run_unpackaged(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(
-        dir.join(BINARY).exists(),
-        "revert removed a binary it did not install"
-    );
-    for f in [STATE, RULE, "etc/mdtune/installed.json"] {
-        assert!(!dir.join(f).exists(), "{f} left after revert");
-    }
-}
-
-#[test]
-fn udev_takes_the_lock_before_it_reads_the_persisted_state() {
-    let dir = scratch("udev-lock-first");
-    let r = demo_host(&dir);
-    let input = json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]});
-    assert_eq!(run(&dir, input).code, 0);
-    reboot(&r);
-    // A newer persist run holds the lock while the udev event arrives, and saves another state.
-    let held = hold_lock(&dir);
-    let root = dir.display().to_string();
-    let child = Command::new(bin())
-        .args(["--udev", "md0", "--root", &root])
-        .env("MDTUNE_LOCK_WAIT", "30")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    fs::write(
-        dir.join(STATE),
-        r#"{"arrays": [{"name": "md0", "stripe_cache_size": 8192}]}"#,
-    )
-    .unwrap();
-    drop(held);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{:?}", out);
-    assert_eq!(
-        r.read_md("md0", "stripe_cache_size"),
-        "8192",
-        "the replay applied the state it read before it waited for the lock"
-    );
-}
-
-#[test]
-fn udev_never_writes_its_log_through_a_kmsg_link() {
-    let dir = scratch("kmsg-link");
-    demo_host(&dir);
-    fs::create_dir_all(dir.join("etc/mdtune")).unwrap();
-    // A failing replay logs an error; there is no dev/log socket, so kmsg is the fallback.
-    fs::write(dir.join(STATE), "{not json").unwrap();
-    let outside = scratch("kmsg-outside").join("precious");
-    fs::write(&outside, "keep me\n").unwrap();
-    std::os::unix::fs::symlink(&outside, dir.join("dev/kmsg")).unwrap();
-    assert_eq!(udev(&dir, "md0").0, 1);
-    assert_eq!(fs::read_to_string(&outside).unwrap(), "keep me\n");
-
-    // dev/ itself leading out of the root is not followed either.
-    let other = scratch("kmsg-dev-outside");
-    fs::write(other.join("kmsg"), "keep me too\n").unwrap();
-    fs::remove_file(dir.join("dev/kmsg")).unwrap();
-    let real_dev = dir.join("dev.real");
-    fs::rename(dir.join("dev"), &real_dev).unwrap();
-    std::os::unix::fs::symlink(&other, dir.join("dev")).unwrap();
-    // A top-level directory outside the root makes the root unusable (docs/reference.md §4):
-    // exit 2.
-    assert_eq!(udev(&dir, "md0").0, 2);
-    assert_eq!(
-        fs::read_to_string(other.join("kmsg")).unwrap(),
-        "keep me too\n"
-    );
-
-    // A kmsg inside the root is never created, and a regular file there is not the kernel's
-    // log: only a character device gets the line (docs/reference.md §6;
-    // tests/integration/input_limits.rs logs to one).
-    fs::remove_file(dir.join("dev")).unwrap();
-    fs::rename(&real_dev, dir.join("dev")).unwrap();
-    assert_eq!(udev(&dir, "md0").0, 1);
-    assert!(!dir.join("dev/kmsg").exists(), "kmsg was created");
-    fs::write(dir.join("dev/kmsg"), "earlier line\n").unwrap();
-    assert_eq!(udev(&dir, "md0").0, 1);
-    let kmsg = fs::read_to_string(dir.join("dev/kmsg")).unwrap();
-    assert_eq!(
-        kmsg, "earlier line\n",
-        "a regular file as dev/kmsg was written"
-    );
-}
-
-#[test]
-fn udev_accepts_every_kernel_name_md_allows() {
-    let dir = scratch("udev-names");
-    let mut r = FakeRoot::new(&dir, 8);
-    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 4)).collect();
-    r.md("md_hana-data", &MdSpec::default(), &[&d[0], &d[1], &d[2]]);
-    let input = json!({"persist": true, "arrays": [{"name": "md*", "stripe_cache_size": 4096}]});
-    assert_eq!(run(&dir, input).code, 0);
-    r.set_md("md_hana-data", "stripe_cache_size", "256");
-    assert_eq!(udev(&dir, "md_hana-data"), (0, true));
-    assert_eq!(r.read_md("md_hana-data", "stripe_cache_size"), "4096");
-    // The kernel keeps at most 31 bytes of a disk name.
-    assert_eq!(udev(&dir, &format!("md_{}", "a".repeat(28))).0, 0);
-    assert_eq!(udev(&dir, &format!("md_{}", "a".repeat(29))).0, 2);
-}
-
-#[test]
-fn a_change_event_for_an_inactive_array_does_nothing_quietly() {
-    let dir = scratch("udev-inactive");
-    let mut r = FakeRoot::new(&dir, 8);
-    let d: Vec<String> = (0..1).map(|c| r.nvme(c, 4)).collect();
-    // mdadm -I of one member: the array exists, inactive, without its raid456 files.
-    let spec = MdSpec {
-        array_state: "inactive".into(),
-        ..MdSpec::default()
-    };
-    r.md("md0", &spec, &[&d[0]]);
-    fs::create_dir_all(dir.join("etc/mdtune")).unwrap();
-    fs::write(
-        dir.join(STATE),
-        r#"{"arrays": [{"name": "md0", "stripe_cache_size": 4096, "skip_copy": true}]}"#,
-    )
-    .unwrap();
-    let log = syslog(&dir);
-    let before = snapshot(&dir.join("sys"));
-    assert_eq!(udev(&dir, "md0"), (0, false));
-    assert!(
-        logged(&log).is_empty(),
-        "an inactive array logged something"
-    );
-    assert_eq!(snapshot(&dir.join("sys")), before);
 }
 
 /// Runs the binary under `strace -f -y -e trace=rename*` and returns the renamed-to paths in
@@ -642,72 +353,6 @@ fn a_packaged_binary_is_what_the_rule_runs_and_no_copy_is_installed() {
     assert_eq!(revert.code, 0, "{}", revert.stdout);
     assert!(!dir.join(RULE).exists());
     assert!(packaged.exists(), "revert removed the packaged binary");
-}
-
-#[test]
-fn a_revert_that_fails_part_way_reports_what_it_restored_removed_and_left() {
-    let dir = scratch("revert-partial");
-    let r = demo_host(&dir);
-    assert_eq!(run(&dir, desired()).code, 0);
-    // The rule cannot be removed (as with chattr +i): a directory in its place.
-    fs::remove_file(dir.join(RULE)).unwrap();
-    fs::create_dir_all(dir.join(RULE).join("x")).unwrap();
-    let out = run(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    assert_eq!(out.json["failed"], true);
-    assert_eq!(
-        out.json["changed"], true,
-        "values were restored and files removed"
-    );
-    assert_eq!(r.read_md("md0", "stripe_cache_size"), "256");
-    let msg = out.msg();
-    assert!(
-        msg.contains("NOT REMOVED: /etc/udev/rules.d/90-mdtune.rules"),
-        "{msg}"
-    );
-    assert!(msg.contains("restored: md0: "), "{msg}");
-    assert!(msg.contains("stripe_cache_size 4096 -> 256"), "{msg}");
-    assert!(msg.contains("removed the persisted input"), "{msg}");
-    assert!(!dir.join(STATE).exists());
-    // The manifest stays, so a later revert can finish.
-    assert!(dir.join("etc/mdtune/installed.json").exists());
-    assert!(out.json["persist"]["left"][0]
-        .as_str()
-        .unwrap()
-        .starts_with("/etc/udev/rules.d/90-mdtune.rules: "));
-    fs::remove_dir_all(dir.join(RULE)).unwrap();
-    let out = run(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(!dir.join("etc/mdtune/installed.json").exists());
-    assert!(!dir.join(BINARY).exists());
-}
-
-#[test]
-fn a_revert_in_check_mode_says_what_it_would_do_and_its_diff_shows_removed_files() {
-    let dir = scratch("revert-check");
-    demo_host(&dir);
-    assert_eq!(run(&dir, desired()).code, 0);
-    let out = run(
-        &dir,
-        json!({"state": "reverted", "check_mode": true, "diff": true}),
-    );
-    let msg = out.msg();
-    assert!(msg.starts_with("check mode: would revert: md0: "), "{msg}");
-    assert!(msg.contains("would remove the udev rule"), "{msg}");
-    let diff = out.json["diff"].as_array().unwrap();
-    let rule = diff
-        .iter()
-        .find(|d| d["before_header"] == "/etc/udev/rules.d/90-mdtune.rules")
-        .unwrap_or_else(|| panic!("no diff for the rule: {}", out.stdout));
-    assert!(rule["before"].as_str().unwrap().contains("--udev %k"));
-    assert_eq!(rule["after"], "");
-    let out = run(&dir, json!({"state": "reverted", "diff": true}));
-    assert!(out.msg().starts_with("reverted: md0: "), "{}", out.msg());
-    assert!(out.json["diff"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|d| d["before_header"] == "/etc/mdtune/mdtune.json"));
 }
 
 #[test]
