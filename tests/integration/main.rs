@@ -20,6 +20,7 @@ mod people;
 mod persistence;
 mod property;
 mod races;
+mod resolve_routes;
 mod restore_order;
 mod revert;
 mod root_races;
