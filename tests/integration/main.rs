@@ -10,6 +10,7 @@ mod contract;
 mod durability;
 mod escaping;
 mod faults;
+mod fleet_failures;
 mod fleet_report;
 mod input_limits;
 mod layouts;
