@@ -5,8 +5,8 @@
 //! `fleet_report.rs`'s.
 
 use crate::common::{run, scratch};
-use crate::faults::{run_fed, Step};
 use crate::fleet_report::{tree, warnings, MANIFEST, RULE, STATE};
+use crate::kernel_fifo::{run_fed, Step};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;

@@ -13,6 +13,7 @@ mod faults;
 mod fleet_failures;
 mod fleet_report;
 mod input_limits;
+mod kernel_fifo;
 mod layouts;
 mod msg;
 mod no_writes_when_converged;
