@@ -32,5 +32,6 @@ mod selectors;
 mod sparse_numa;
 mod sync_limits;
 mod sync_pause;
+mod traced_runs;
 mod trail;
 mod udev_replay;

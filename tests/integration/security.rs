@@ -2,7 +2,8 @@
 //! docs/reliability.md): write through a link out of `sys/`, treat a device outside `sys/` as an
 //! array, accept a selector or a udev name that could walk out of `sys/block`, write an attribute
 //! outside the fixed list, start another program, or write anywhere but the paths the contract
-//! names. All through the real binary on fake roots.
+//! names. All through the real binary on fake roots; the last two, read from the system calls,
+//! in `traced_runs.rs`.
 
 use crate::common::{bin, run, run_args, run_unpackaged, scratch};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
@@ -27,7 +28,7 @@ const FIXED: &[&str] = &[
 
 /// One entry of a directory tree, links not followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Node {
+pub(crate) enum Node {
     Dir(SystemTime, u32),
     File(Vec<u8>, SystemTime, u32),
     Link(PathBuf),
@@ -35,7 +36,7 @@ enum Node {
 }
 
 /// Every entry under `dir` (relative path -> what it is), without following links.
-fn tree(dir: &Path) -> BTreeMap<String, Node> {
+pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Node> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -67,7 +68,10 @@ fn tree(dir: &Path) -> BTreeMap<String, Node> {
 }
 
 /// Paths (relative) that were added, removed or changed between two trees.
-fn changed(before: &BTreeMap<String, Node>, after: &BTreeMap<String, Node>) -> Vec<String> {
+pub(crate) fn changed(
+    before: &BTreeMap<String, Node>,
+    after: &BTreeMap<String, Node>,
+) -> Vec<String> {
     before
         .keys()
         .chain(after.keys())
@@ -113,7 +117,7 @@ fn contract_path(rel: &str) -> bool {
         || under("etc/mdtune/")
 }
 
-fn assert_only_contract_paths(what: &str, before: &BTreeMap<String, Node>, dir: &Path) {
+pub(crate) fn assert_only_contract_paths(what: &str, before: &BTreeMap<String, Node>, dir: &Path) {
     let after = tree(dir);
     let outside: Vec<String> = changed(before, &after)
         .into_iter()
@@ -335,144 +339,6 @@ fn attribute_names_come_only_from_the_fixed_list() {
         })
         .collect();
     assert!(wrong.is_empty(), "{wrong:?}");
-}
-
-/// Runs the binary under `strace -f` and returns the traced program starts (execve/execveat)
-/// and the process ids seen.
-fn traced(args: &[&str], stdin: &str) -> (Vec<String>, BTreeSet<String>, Value) {
-    assert!(
-        Path::new("/usr/bin/strace").exists(),
-        "strace is missing: this test needs it (apt-get install strace)"
-    );
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let log = std::env::temp_dir().join(format!("mdtune-strace-{}-{n}.log", std::process::id()));
-    let mut child = Command::new("/usr/bin/strace")
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "trace=execve,execveat,fork,vfork,clone,clone3",
-            "-o",
-        ])
-        .arg(&log)
-        .arg("--")
-        .arg(bin())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = fs::read_to_string(&log).unwrap_or_default();
-    let _ = fs::remove_file(&log);
-    assert!(
-        !text.is_empty(),
-        "strace produced nothing (is ptrace allowed here?): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let execs = text
-        .lines()
-        .filter(|l| l.contains("execve(") || l.contains("execveat("))
-        .map(String::from)
-        .collect();
-    let pids = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .map(String::from)
-        .collect();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (execs, pids, json)
-}
-
-#[test]
-fn no_shell_or_other_program_is_ever_started() {
-    let dir = scratch("no-exec");
-    demo_host(&dir);
-    let root = dir.display().to_string();
-    let tune = json!({"root": root, "persist": true, "speed_limit_max": 300000,
-        "arrays": [{"name": "md*", "stripe_cache_size": 4096, "sync_speed_max": 50000}]});
-    let refused = json!({"root": root, "arrays": [{"name": "md0", "stripe_cache_size": 4096,
-        "preread_bypass_threshold": 5000}]});
-    let runs: Vec<(Vec<&str>, String)> = vec![
-        (vec!["-"], tune.to_string()),
-        (vec!["--udev", "md0", "--root", &root], String::new()),
-        (
-            vec!["-"],
-            json!({"root": root, "state": "query"}).to_string(),
-        ),
-        (vec!["-"], refused.to_string()),
-        (
-            vec!["-"],
-            json!({"root": root, "state": "reverted"}).to_string(),
-        ),
-        (vec!["-"], "not json".to_string()),
-    ];
-    for (args, stdin) in runs {
-        let (execs, pids, json) = traced(&args, &stdin);
-        assert_eq!(
-            execs.len(),
-            1,
-            "mdtune {args:?} started another program: {execs:#?}"
-        );
-        assert!(execs[0].contains(bin()), "{execs:?}");
-        assert_eq!(
-            pids.len(),
-            1,
-            "mdtune {args:?} made a child process: {pids:?}"
-        );
-        if args == ["-"] && stdin.starts_with('{') {
-            assert!(json.is_object(), "mdtune {args:?} printed no JSON");
-        }
-    }
-}
-
-#[test]
-fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_names() {
-    let dir = scratch("paths");
-    let r = demo_host(&dir);
-    r.set_md("md0", "evil", "0");
-    let before = tree(&dir);
-    let out = run_unpackaged(
-        &dir,
-        json!({"persist": true, "speed_limit_min": 2000, "speed_limit_max": 300000,
-            "arrays": [{"name": "md*", "stripe_cache_size": 4096, "preread_bypass_threshold": 2,
-            "skip_copy": true, "sync_speed_min": 5000, "sync_speed_max": 50000,
-            "sync_force_parallel": true}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    let written = changed(&before, &tree(&dir));
-    for expected in [
-        "usr/local/sbin/mdtune",
-        "etc/udev/rules.d/90-mdtune.rules",
-        "etc/mdtune/mdtune.json",
-        "run/mdtune.lock",
-        "proc/sys/dev/raid/speed_limit_max",
-    ] {
-        assert!(
-            written.iter().any(|p| p == expected),
-            "{expected} not written: {written:?}"
-        );
-    }
-    assert_only_contract_paths("a persist run", &before, &dir);
-
-    r.set_md("md0", "stripe_cache_size", "256");
-    let ok = Command::new(bin())
-        .args(["--udev", "md0", "--root"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(ok.status.code(), Some(0));
-    assert_only_contract_paths("a udev replay", &before, &dir);
-
-    let out = run_unpackaged(&dir, json!({"state": "reverted"}));
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_only_contract_paths("a revert", &before, &dir);
-    let after = tree(&dir);
-    assert!(!after.contains_key("usr/local/sbin/mdtune"));
-    assert!(!after.contains_key("etc/mdtune/mdtune.json"));
 }
 
 /// BUG (src/host/inventory.rs, `read_array`, and src/sys/root.rs, `read`): the md/ files of an array
