@@ -6,7 +6,7 @@
 //! (no daemon to wait for), and at most the last 200 lines ([`ARGS`]); one that has not answered
 //! within [`TIMEOUT`] (a journal on a hung disk) is killed, so that `--show` still answers.
 
-use crate::sys::Root;
+use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
 use std::io::{self, Read};
 use std::path::Path;
@@ -32,6 +32,8 @@ const ARGS: [&str; 10] = [
 ];
 /// At most this many of the boot's replay lines are shown, the latest.
 const MAX_LINES: usize = 20;
+/// The most `journalctl` may print (200 lines of the trail are a few dozen KiB).
+const MAX_OUTPUT: usize = 1 << 20;
 /// How long `journalctl` may take before it is killed and the replays are unknown.
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// What the trail's line of a udev run starts with (`crate::trail::Caller::udev`).
@@ -70,33 +72,47 @@ fn ask(program: &Path, args: &[&str], timeout: Duration) -> Result<String, Strin
         .map_err(|e| format!("cannot run {name}: {e}"))?;
     // Read while it runs, so that a long answer cannot fill the pipe and stall it.
     let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || -> io::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        stdout.read_to_end(&mut out).map(|_| out)
-    });
+    let unreadable = |e: io::Error| format!("reading {name}'s output failed: {e}");
+    sys::set_nonblocking(&stdout).map_err(unreadable)?;
+    let mut out = Vec::new();
     let start = Instant::now();
     let status = loop {
+        drain(&mut stdout, &mut out).map_err(unreadable)?;
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < timeout => sleep(Duration::from_millis(10)),
+            Ok(None) if start.elapsed() < timeout && out.len() <= MAX_OUTPUT => {
+                sleep(Duration::from_millis(10))
+            }
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{name} did not answer within {} s",
-                    timeout.as_secs_f32()
-                ));
+                return Err(match out.len() > MAX_OUTPUT {
+                    true => format!("{name} printed more than {MAX_OUTPUT} bytes"),
+                    // In ms: formatting a float would add its printer to the binary.
+                    false => format!("{name} did not answer within {} ms", timeout.as_millis()),
+                });
             }
             Err(e) => return Err(format!("cannot wait for {name}: {e}")),
         }
     };
-    let out = reader
-        .join()
-        .map_err(|_| format!("reading {name}'s output failed"))?
-        .map_err(|e| format!("reading {name}'s output failed: {e}"))?;
+    drain(&mut stdout, &mut out).map_err(unreadable)?;
     match status.success() {
         true => Ok(String::from_utf8_lossy(&out).into_owned()),
         false => Err(format!("{name} failed ({status})")),
+    }
+}
+
+/// Appends what `r` (non-blocking) holds now to `out`, up to its end or until it would wait.
+fn drain(r: &mut impl Read, out: &mut Vec<u8>) -> io::Result<()> {
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -142,10 +158,22 @@ mod tests {
         );
         assert_eq!(
             slow.unwrap_err(),
-            "/bin/sh did not answer within 0.2 s",
+            "/bin/sh did not answer within 200 ms",
             "a hung journalctl holds --show"
         );
         assert!(started.elapsed() < Duration::from_secs(10));
+        // More than a pipe holds is read while it runs; more than MAX_OUTPUT is refused.
+        let long = ask(
+            Path::new("/bin/sh"),
+            &["-c", "yes replay | head -c 300000"],
+            TIMEOUT,
+        );
+        assert_eq!(long.map(|o| o.len()), Ok(300_000));
+        let flood = ask(Path::new("/bin/sh"), &["-c", "exec yes replay"], TIMEOUT).unwrap_err();
+        assert_eq!(
+            flood,
+            format!("/bin/sh printed more than {MAX_OUTPUT} bytes")
+        );
         let failed = ask(Path::new("/bin/sh"), &["-c", "exit 3"], TIMEOUT).unwrap_err();
         assert!(
             failed.contains("failed") && failed.contains('3'),

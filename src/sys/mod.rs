@@ -25,6 +25,12 @@ pub(crate) fn page_size() -> u64 {
     rustix::param::page_size() as u64
 }
 
+/// Makes reads of `fd` return `WouldBlock` instead of waiting: a child's pipe, read while the
+/// child runs.
+pub(crate) fn set_nonblocking(fd: impl std::os::fd::AsFd) -> std::io::Result<()> {
+    Ok(rustix::io::ioctl_fionbio(fd, true)?)
+}
+
 pub(crate) use atomic::{read_file, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use dir_write::{LockFile, OpenLock};
