@@ -1,8 +1,8 @@
-//! Parsing of what the kernel prints: `md::parse_value` for each kind, `parse_progress` and the
-//! CPU lists and masks (`CpuSet`), on arbitrary text ("50000 (local)", empty files, garbage, numbers beyond 64
-//! bits) and on text built from the kernel's own formats. Never panics; whatever parses has the
-//! attribute's kind; what mdtune writes reads back as the value it wrote (the read-back check in
-//! apply relies on that); surrounding whitespace never changes a value.
+//! Parsing of what the kernel prints: `md::parse_value` for each kind, `parse_progress` and the CPU
+//! lists and masks (`CpuSet`), on arbitrary text ("50000 (local)", empty files, garbage, numbers
+//! beyond 64 bits) and on text built from the kernel's own formats. Never panics; whatever parses
+//! has the attribute's kind; what mdtune writes reads back as the value it wrote (the read-back
+//! check in apply relies on that); surrounding whitespace never changes a value.
 #![no_main]
 
 use arbitrary::Unstructured;

@@ -4,10 +4,11 @@
 //!
 //! The time is kept here, not in the persisted input `etc/mdtune/mdtune.json`: that file stays
 //! exactly the input, so that a `query` of the same input still compares equal with it. The
-//! manifest is rewritten only when the persisted input is written or its list of files changes,
-//! so an unchanged persist (or one that only puts back a removed rule or binary) leaves it, and
-//! its time, alone; a `query` with `persist: true` of a persisted host still compares equal. A manifest written before the time was kept
-//! (a bare JSON list) is read as it is and gets the time at the next change.
+//! manifest is rewritten only when the persisted input is written or its list of files changes, so
+//! an unchanged persist (or one that only puts back a removed rule or binary) leaves it, and its
+//! time, alone; a `query` with `persist: true` of a persisted host still compares equal. A manifest
+//! written before the time was kept (a bare JSON list) is read as it is and gets the time at the
+//! next change.
 
 use super::stamp;
 use serde_json::{json, Value as Json};

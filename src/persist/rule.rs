@@ -3,10 +3,11 @@
 //! The rule runs `mdtune --udev %k` on md `change` events, which md sends when an array starts
 //! running, and on `add` events, which is all the real root's coldplug (`udevadm trigger
 //! --action=add`) sends for an array the initramfs assembled before `/etc` was there. A brand-new
-//! array's own `add` comes while it is inactive, when `--udev` does nothing. udevd re-reads its rules by itself only when it checks their timestamps, at most every
-//! 3 s and at its next event, so an array assembled right after `persist` could miss a new rule:
-//! after installing, changing or removing it, mdtune runs `udevadm control --reload` on the host
-//! itself (root `/`, udevd running), and with any other root reports what it would run.
+//! array's own `add` comes while it is inactive, when `--udev` does nothing. udevd re-reads its
+//! rules by itself only when it checks their timestamps, at most every 3 s and at its next event,
+//! so an array assembled right after `persist` could miss a new rule: after installing, changing or
+//! removing it, mdtune runs `udevadm control --reload` on the host itself (root `/`, udevd
+//! running), and with any other root reports what it would run.
 
 use crate::sys::Root;
 use serde::Serialize;

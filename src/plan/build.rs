@@ -3,15 +3,15 @@
 //! nothing, so every rule of the contract about selection, precedence, skipping and the `auto`
 //! thread policy is tested here without a filesystem.
 //!
-//! Rules applied here (docs/reference.md §2): entries select arrays by kernel name, glob, mdadm name
-//! or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
+//! Rules applied here (docs/reference.md §2): entries select arrays by kernel name, glob, mdadm
+//! name or uuid; a later entry overrides an earlier one per setting; `thread_policy` fills in
 //! `group_thread_cnt` where no entry set it; a setting the array's level lacks is skipped when it
-//! came from a glob or the policy, and is an error when an exact entry asked for it. An array
-//! that could not be read is skipped whole, with a warning. What must wait (a reshape, a missing
-//! mdmon) is planned but held back: see [`super::hold`]. The `group_thread_cnt` that `auto`
-//! decides is bounded by the stripe cache in force after the run (the one this run sets, unless
-//! it is held back); on a host whose possible NUMA node ids are sparse, any value above 0 that the
-//! input asks for is refused (docs/auto.md §3).
+//! came from a glob or the policy, and is an error when an exact entry asked for it. An array that
+//! could not be read is skipped whole, with a warning. What must wait (a reshape, a missing mdmon)
+//! is planned but held back: see [`super::hold`]. The `group_thread_cnt` that `auto` decides is
+//! bounded by the stripe cache in force after the run (the one this run sets, unless it is held
+//! back); on a host whose possible NUMA node ids are sparse, any value above 0 that the input asks
+//! for is refused (docs/auto.md §3).
 
 use super::auto::{auto_threads, Cache};
 use super::hold;

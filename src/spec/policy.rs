@@ -1,6 +1,6 @@
-//! `thread_policy`: the `group_thread_cnt` of every selected raid4/5/6 array whose entry sets
-//! none, as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and
-//! `combine` (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
+//! `thread_policy`: the `group_thread_cnt` of every selected raid4/5/6 array whose entry sets none,
+//! as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and `combine`
+//! (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
 
 use super::values::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
 use crate::md::Value;

@@ -148,11 +148,11 @@ fn parts(path: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// [`resolve`] without `openat2`: every directory is opened with `O_NOFOLLOW | O_DIRECTORY`
-/// relative to the one held before it; a component that is a link is read (`readlinkat`) and
-/// its text walked in its place ([`Links::Beneath`]: refused, EXDEV, when it is absolute), or
-/// the walk fails with ELOOP, as `openat2` does ([`Links::None`]); a `..` goes back to the directory held before, refused
-/// (EXDEV) above `dir`. The last component is opened with `flags | O_NOFOLLOW`, and followed the
-/// same way when it is a link that may be followed and `flags` lacks `O_NOFOLLOW`.
+/// relative to the one held before it; a component that is a link is read (`readlinkat`) and its
+/// text walked in its place ([`Links::Beneath`]: refused, EXDEV, when it is absolute), or the walk
+/// fails with ELOOP, as `openat2` does ([`Links::None`]); a `..` goes back to the directory held
+/// before, refused (EXDEV) above `dir`. The last component is opened with `flags | O_NOFOLLOW`, and
+/// followed the same way when it is a link that may be followed and `flags` lacks `O_NOFOLLOW`.
 pub(super) fn walk(dir: BorrowedFd<'_>, path: &str, how: How) -> io::Result<OwnedFd> {
     let How { flags, mode, links } = how;
     let mut todo: Vec<String> = parts(path).collect();

@@ -1,8 +1,9 @@
 //! The trail (docs/reference.md §6): every run that changes or fails to change something writes
 //! one line to the system log (tag `mdtune`, read with `journalctl -t mdtune`) naming who ran
 //! it and what it changed, old and new values and the persisted files; and leaves a record of
-//! itself in the lock file, which `--show` and `--metrics` read as the last run. `caller` says who ran a run, `line` builds its line from the report (pure), `syslog`
-//! sends it, `last` is the lock file's record. `crate::run` calls it once a run has ended.
+//! itself in the lock file, which `--show` and `--metrics` read as the last run. `caller` says
+//! who ran a run, `line` builds its line from the report (pure), `syslog` sends it, `last` is the
+//! lock file's record. `crate::run` calls it once a run has ended.
 
 mod caller;
 mod last;

@@ -1,8 +1,8 @@
-//! `mdtune --show`'s head for the person on call: the system limits in force (whether they are
-//! as rolled out is the drift line's to say), whether the desired state is persisted and in force after a reboot (since when,
-//! by which version, the udev rule, the saved originals, this boot's replays, the last run), and
-//! whether the host is as rolled out, naming each drifted setting. Rendered from the JSON that
-//! `crate::run::show` gathers, already escaped.
+//! `mdtune --show`'s head for the person on call: the system limits in force (whether they are as
+//! rolled out is the drift line's to say), whether the desired state is persisted and in force
+//! after a reboot (since when, by which version, the udev rule, the saved originals, this boot's
+//! replays, the last run), and whether the host is as rolled out, naming each drifted setting.
+//! Rendered from the JSON that `crate::run::show` gathers, already escaped.
 
 use super::cells::shown;
 use serde_json::Value as Json;

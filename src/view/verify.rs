@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 
 /// The table for a person: what it compared with, one row per managed setting of every array,
 /// then per system setting (an array that could not be read is one row of dashes: the warnings
-/// say why), the notes of held-back settings, the warnings, and the report's `msg` as the verdict. `expected` is what
-/// the desired state wants (a held-back setting's wanted value), `actual` the live value,
-/// `source` the entry of the input that wants it.
+/// say why), the notes of held-back settings, the warnings, and the report's `msg` as the
+/// verdict. `expected` is what the desired state wants (a held-back setting's wanted value),
+/// `actual` the live value, `source` the entry of the input that wants it.
 pub fn verify(report: &Json) -> String {
     let r = &super::escape::safe(report);
     let mut out = String::from("mdtune --verify: ");

@@ -341,11 +341,11 @@ fn attribute_names_come_only_from_the_fixed_list() {
     assert!(wrong.is_empty(), "{wrong:?}");
 }
 
-/// BUG (src/host/inventory.rs, `read_array`, and src/sys/root.rs, `read`): the md/ files of an array
-/// are read through any symlink, also one leading out of the root, and their text is copied into
-/// the report (`level`, `array_state`) or into the error message (a value that does not parse).
-/// Whoever can write the root (a container's or chroot's owner, see docs/reliability.md) can
-/// make a root-run mdtune print any file of the host, e.g. /etc/shadow. docs/reference.md §4,
+/// BUG (src/host/inventory.rs, `read_array`, and src/sys/root.rs, `read`): the md/ files of an
+/// array are read through any symlink, also one leading out of the root, and their text is copied
+/// into the report (`level`, `array_state`) or into the error message (a value that does not
+/// parse). Whoever can write the root (a container's or chroot's owner, see docs/reliability.md)
+/// can make a root-run mdtune print any file of the host, e.g. /etc/shadow. docs/reference.md §4,
 /// "Confined to the root": every top-level directory used must resolve inside the root, and md
 /// files are read with `O_NOFOLLOW`. Expected: such a file is refused (or treated as absent) and
 /// its content never appears in the output.
