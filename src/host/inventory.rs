@@ -73,6 +73,9 @@ pub struct Scope {
     /// The tunable attributes to read on every array (three system calls each): a run reads
     /// those it may plan, not all seven.
     pub(crate) attrs: Vec<Attr>,
+    /// Whether to read a raid4/5/6 array's `md/raid_disks`: only `auto`'s `why` uses it (what
+    /// the stripe cache costs), so a run in which no array can get `auto` does not.
+    pub(crate) stripe_disks: bool,
 }
 
 impl Default for Scope {
@@ -82,6 +85,7 @@ impl Default for Scope {
             only: None,
             speed_limits: Vec::new(),
             attrs: Attr::ALL.to_vec(),
+            stripe_disks: true,
         }
     }
 }
@@ -176,7 +180,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             devnames: names,
             ..Array::default()
         };
-        match read_array(&mut array, &md, &scope.attrs) {
+        match read_array(&mut array, &md, scope) {
             Ok(()) => array.members = topology.members(&dir, &md),
             // This array is going away or prints what the kernel would not: skip it, not the run.
             Err(e) if e.skips_array() => array.unreadable = Some(e.to_string()),
@@ -229,8 +233,8 @@ fn map_uuids(text: &str) -> HashMap<String, String> {
         .collect()
 }
 
-/// Fills in what `md/` says about the array, of the tunables only `attrs`.
-fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryError> {
+/// Fills in what `md/` says about the array, of the tunables only `scope.attrs`.
+fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryError> {
     let text = |f: &str| -> Result<String, InventoryError> {
         Ok(trimmed(read_opt(md, f)?.unwrap_or_default()))
     };
@@ -242,7 +246,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
     // The disks of a raid4/5/6 stripe: the stripe cache holds a page of each per stripe.
-    if matches!(a.level.as_str(), "raid4" | "raid5" | "raid6") {
+    if scope.stripe_disks && matches!(a.level.as_str(), "raid4" | "raid5" | "raid6") {
         a.raid_disks = text("raid_disks")?.parse().ok();
     }
     // A raid10 resync, check or repair counts the array's sectors: the report says what that
@@ -257,7 +261,7 @@ fn read_array(a: &mut Array, md: &Dir, attrs: &[Attr]) -> Result<(), InventoryEr
             _ => None,
         };
     }
-    for &attr in attrs {
+    for &attr in &scope.attrs {
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
         let Some(t) = read_opt(md, attr.name())? else {
             continue;

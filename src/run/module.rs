@@ -10,16 +10,16 @@ use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, sync_stop_wait, Lock, LOCK_WAIT_MS};
 use super::removal::{note_failed_reload, remove};
 use super::rolled_out::{has_desired_state, persisted_query};
+use super::scope::scope;
 use crate::apply::{self, Outcome};
-use crate::host::{self, Inventory, Scope};
-use crate::md::{Attr, SpeedLimit};
+use crate::host::{self, Inventory};
+use crate::md::Attr;
 use crate::persist::{self, Originals};
 use crate::plan::{self, PlanError};
 use crate::report::{self, ComparedWith, Persist, Report};
 use crate::spec::{Spec, State};
 use crate::sys::Root;
 use crate::trail::{self, Caller};
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -210,35 +210,6 @@ impl Refusal {
     }
 }
 
-/// What a `present` or `query` run reads: the attributes its entries name, `group_thread_cnt`
-/// (the thread policy may set it on any array) and `stripe_cache_size` (holds and the kernel's
-/// cap on `preread_bypass_threshold` look at the live one).
-pub(crate) fn scope(spec: &Spec) -> Scope {
-    let named: BTreeSet<Attr> = spec
-        .arrays
-        .iter()
-        .flat_map(|e| e.settings.keys().copied())
-        .collect();
-    // The system limits an array's "system" follows, for what a raid10 member runs at.
-    let followed = [
-        (Attr::SyncSpeedMin, SpeedLimit::Min),
-        (Attr::SyncSpeedMax, SpeedLimit::Max),
-    ]
-    .into_iter()
-    .filter(|(a, l)| named.contains(a) && !spec.speed_limits.contains_key(l))
-    .map(|(_, l)| l);
-    Scope {
-        only: spec.only.clone(),
-        speed_limits: spec.speed_limits.keys().copied().chain(followed).collect(),
-        attrs: Attr::ALL
-            .into_iter()
-            .filter(|a| {
-                named.contains(a) || matches!(a, Attr::GroupThreadCnt | Attr::StripeCacheSize)
-            })
-            .collect(),
-    }
-}
-
 /// What a run compares its plan with (docs/reference.md §6).
 pub(crate) enum Against {
     /// `persist` is given (or this is the udev replay of the persisted state itself).
@@ -284,6 +255,7 @@ fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, RunErro
             .into_iter()
             .filter(|a| either(&sc.attrs, a))
             .collect();
+        sc.stripe_disks |= theirs.stripe_disks;
         for l in theirs.speed_limits {
             if !sc.speed_limits.contains(&l) {
                 sc.speed_limits.push(l);

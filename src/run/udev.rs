@@ -11,7 +11,8 @@
 use super::error::RunError;
 use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
-use super::module::{open_root, scope, tune, Against, Refusal};
+use super::module::{open_root, tune, Against, Refusal};
+use super::scope::scope;
 use crate::host;
 use crate::persist;
 use crate::report::Report;
