@@ -145,7 +145,8 @@ mdt s10b '{"state":"reverted"}'
 
 # --- p1 (issue 32): a run during a check pauses it around the writes that suspend the array -----
 # md0 runs a check, throttled by its own sync_speed_max so that it lasts about 15 s, while a
-# loop reads and writes md0 with O_DIRECT (counted in /tmp/p1.io; a failed dd in /tmp/p1.err).
+# loop reads and writes md0 with O_DIRECT (counted in /tmp/p1.io, replaced by a rename so that a
+# reader never finds it empty; a failed dd in /tmp/p1.err).
 # mdtune sets group_thread_cnt and skip_copy: the check is paused (kernel log: "md0: data-check
 # interrupted", from 6.7 "md0: check interrupted") and resumes at sync_min, no earlier than where
 # it stood before. Then the check is let go, and the values must still be in force after it ended.
@@ -159,7 +160,7 @@ rm -f /tmp/p1.stop; : >/tmp/p1.err; echo 0 >/tmp/p1.io
     at=$((n % 64 * 4))
     dd if=/dev/md0 of=/dev/null bs=64k count=4 skip=$at iflag=direct 2>/dev/null || echo "read $n" >>/tmp/p1.err
     dd if=/dev/zero of=/dev/md0 bs=64k count=4 seek=$at oflag=direct conv=notrunc 2>/dev/null || echo "write $n" >>/tmp/p1.err
-    n=$((n + 1)); echo $n >/tmp/p1.io
+    n=$((n + 1)); echo $n >/tmp/p1.io.new && mv /tmp/p1.io.new /tmp/p1.io
   done
 ) &
 p1io=$!
