@@ -7,7 +7,6 @@ use mdtune_fakeroot::{bench_host, demo_host};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,12 +31,7 @@ fn eight_parallel_runs_are_serialised_by_the_lock_and_each_reports_what_it_did()
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
+        crate::common::send_input(&mut child, &input);
         children.push(child);
     }
     // Per run: (before, after) of both settings, the same on every array or the run interleaved.

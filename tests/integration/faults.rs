@@ -12,8 +12,8 @@
 //! between two writes) drive `host::read`, `plan::plan` and `apply::apply` directly; the
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
-use crate::common::{assert_same_values, bin, kernel_snapshot, scratch};
-use crate::kernel_fifo::{run_fed, Step};
+use crate::common::{assert_same_values, bin, finish_with_input, kernel_snapshot, scratch};
+use crate::kernel_fifo::{make_fifo, run_fed, Step};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
 use mdtune::host::{self, Inventory, Scope};
 use mdtune::md::Attr;
@@ -24,11 +24,9 @@ use mdtune::sys::Root;
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs::{self, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a paused sync may take to stop (no fake root here runs one).
 const STOP_WAIT: Duration = Duration::from_secs(1);
@@ -80,28 +78,14 @@ fn run_wrapped(wrapper: &[&str], input: &Value, deadline: Duration) -> (Value, i
     if !wrapper.is_empty() {
         cmd.arg(bin());
     }
-    let mut child = cmd
+    let child = cmd
         .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {prog}: {e}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            panic!("mdtune did not finish within {deadline:?}");
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = finish_with_input(child, input, deadline, "mdtune did not finish");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let json = serde_json::from_str(&stdout)
         .unwrap_or_else(|_| panic!("stdout is not one JSON object: {stdout:?}"));
@@ -188,15 +172,7 @@ fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
     let r = demo_host(&dir);
     // md0's stripe_cache_size is a FIFO: it reads 256, takes 4096 and then reads 2048, as the
     // kernel does when it cannot allocate the whole cache (ENOMEM part way).
-    let attr = r.md_attr("md0", "stripe_cache_size");
-    fs::remove_file(&attr).unwrap();
-    let ok = Command::new("mkfifo")
-        .arg(&attr)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mkfifo failed (coreutils)");
-    let fifo = fs::canonicalize(&attr).unwrap();
+    let fifo = make_fifo(&r.md_attr("md0", "stripe_cache_size"));
     let input = json!({"root": dir, "arrays": [{"name": "md0", "group_thread_cnt": 4,
         "stripe_cache_size": 4096}]});
     let (out, written) = run_fed(

@@ -6,7 +6,7 @@
 
 use crate::common::{run, scratch};
 use crate::fleet_report::{tree, warnings, MANIFEST, RULE, STATE};
-use crate::kernel_fifo::{run_fed, Step};
+use crate::kernel_fifo::{make_fifo, run_fed, Step};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
@@ -42,16 +42,8 @@ impl Drop for Immutable {
 /// Turns md0's `stripe_cache_size` into a FIFO (the lock file already there, so the host is
 /// read once), runs `input` through the binary and plays `steps` on the FIFO as the kernel.
 fn run_with_fifo(dir: &Path, r: &FakeRoot, input: Value, steps: Vec<Step>) -> (Value, i32, String) {
-    let attr = r.md_attr("md0", "stripe_cache_size");
-    fs::remove_file(&attr).unwrap();
-    let ok = Command::new("mkfifo")
-        .arg(&attr)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mkfifo failed (apt-get install coreutils)");
+    let fifo = make_fifo(&r.md_attr("md0", "stripe_cache_size"));
     fs::write(dir.join("run/mdtune.lock"), "").unwrap();
-    let fifo = fs::canonicalize(&attr).unwrap();
     let (out, _) = run_fed(&input, fifo, steps);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);

@@ -3,7 +3,7 @@
 //! keeps less than it was given, or change the host between two steps. Used by `faults` and
 //! `fleet_failures`.
 
-use crate::common::{bin, children};
+use crate::common::{bin, children, finish_with_input};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -157,11 +157,23 @@ pub(crate) fn feed(path: PathBuf, pid: u32, steps: Vec<Step>) -> thread::JoinHan
     })
 }
 
+/// Replaces the file at `path` with a FIFO (mkfifo, from coreutils) and returns its real path.
+pub(crate) fn make_fifo(path: &Path) -> PathBuf {
+    fs::remove_file(path).unwrap();
+    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(
+        ok,
+        "mkfifo {} failed (apt-get install coreutils)",
+        path.display()
+    );
+    fs::canonicalize(path).unwrap()
+}
+
 /// Runs the binary on `input` while [`feed`] plays `steps` on the FIFO at `fifo` as the kernel;
 /// returns the run's output and what it wrote to the FIFO. A run that disagrees with `steps` on
 /// the order of reads and writes blocks on the FIFO: it is killed after 30 s and the test fails.
 pub(crate) fn run_fed(input: &Value, fifo: PathBuf, steps: Vec<Step>) -> (Output, Vec<String>) {
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -169,20 +181,7 @@ pub(crate) fn run_fed(input: &Value, fifo: PathBuf, steps: Vec<Step>) -> (Output
         .spawn()
         .unwrap();
     let feeder = feed(fifo, child.id(), steps);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("mdtune and the FIFO did not agree on the order of reads and writes");
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
+    let why = "mdtune and the FIFO did not agree on the order of reads and writes";
+    let out = finish_with_input(child, input, Duration::from_secs(30), why);
     (out, feeder.join().unwrap())
 }

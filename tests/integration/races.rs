@@ -16,7 +16,6 @@ use crate::common::{bin, children, require_strace, scratch, snapshot};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
-use std::io::Write as _;
 use std::os::unix::fs::{symlink, FileExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -168,12 +167,7 @@ pub(crate) fn race_when(
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child: Child = cmd.spawn().expect("cannot run strace");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
+    crate::common::send_input(&mut child, input);
     let strace_pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut swap = Some(swap);

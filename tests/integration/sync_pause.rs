@@ -343,12 +343,19 @@ fn a_rollback_pauses_the_sync_again_to_restore_the_thread_count() {
     assert_eq!(out.rolled_back(), ["md0 group_thread_cnt"]);
     // Paused for the write, resumed before md1's, paused again for the restore, resumed: md0's
     // thread count changed twice, each time with the check stopped. (The two pauses may come
-    // too close together for this thread to see the check run in between.)
-    assert_eq!(
-        seen.changes,
-        [("4 0".to_string(), true), ("0 0".to_string(), true)],
-        "{seen:?}"
-    );
+    // too close together for this thread to see the check run in between. On a loaded machine
+    // the write, the resume, the second freeze and the restore can all fall between two of its
+    // passes, as they may on a kernel, where `sync_completed` reads `none` until a resumed sync
+    // runs: then it saw no change at all, and only its stop and the resume tell.)
+    if seen.changes.is_empty() {
+        assert!(seen.stopped >= 1, "{seen:?}");
+    } else {
+        assert_eq!(
+            seen.changes,
+            [("4 0".to_string(), true), ("0 0".to_string(), true)],
+            "{seen:?}"
+        );
+    }
     assert_eq!(
         seen.resumed.last().map(String::as_str),
         Some("check from 4096"),

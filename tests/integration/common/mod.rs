@@ -364,3 +364,29 @@ pub fn logged(sock: &UnixDatagram) -> Vec<String> {
     }
     out
 }
+
+/// Writes `input` to the piped stdin of `child` and closes it.
+pub fn send_input(child: &mut std::process::Child, input: &Value) {
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin.write_all(input.to_string().as_bytes()).unwrap();
+}
+
+/// Writes `input` to the stdin of `child` (started with stdin, stdout and stderr piped), then
+/// waits for it at most `deadline`; past that, kills it and panics with `why`.
+pub fn finish_with_input(
+    mut child: std::process::Child,
+    input: &Value,
+    deadline: Duration,
+    why: &str,
+) -> std::process::Output {
+    send_input(&mut child, input);
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            panic!("{why} (after {deadline:?})");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
