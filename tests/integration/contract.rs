@@ -2,7 +2,7 @@
 //! roots that mirror the kernel's sysfs layout. Which arrays an entry selects: `selectors.rs`;
 //! unusable input: `refusals.rs`.
 
-use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch};
+use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch, Immutable};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
@@ -240,33 +240,6 @@ fn system_speed_limits_are_managed() {
             .trim(),
         "2000000"
     );
-}
-
-/// Makes a file immutable for as long as the guard lives.
-struct Immutable(std::path::PathBuf);
-
-impl Immutable {
-    fn set(path: &std::path::Path) -> Immutable {
-        let ok = std::process::Command::new("chattr")
-            .arg("+i")
-            .arg(path)
-            .status()
-            .map(|s| s.success());
-        assert!(
-            matches!(ok, Ok(true)),
-            "chattr +i failed: this test needs root, e2fsprogs (apt-get install e2fsprogs) and a filesystem with immutable files (ext4, xfs) under $TMPDIR"
-        );
-        Immutable(path.to_path_buf())
-    }
-}
-
-impl Drop for Immutable {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("chattr")
-            .arg("-i")
-            .arg(&self.0)
-            .status();
-    }
 }
 
 #[test]

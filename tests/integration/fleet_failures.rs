@@ -4,7 +4,7 @@
 //! kernel holds now. Each test runs the real binary on a fake root; the rest of the promises are
 //! `fleet_report.rs`'s.
 
-use crate::common::{run, scratch};
+use crate::common::{run, scratch, Immutable};
 use crate::fleet_report::{tree, warnings, MANIFEST, RULE, STATE};
 use crate::kernel_fifo::{make_fifo, run_fed, Step};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
@@ -12,32 +12,6 @@ use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Makes `path` immutable (`chattr +i`: even root gets EPERM) for as long as the guard lives.
-struct Immutable(PathBuf);
-
-impl Immutable {
-    fn set(path: &Path) -> Immutable {
-        let ok = Command::new("chattr")
-            .arg("+i")
-            .arg(path)
-            .status()
-            .map(|s| s.success());
-        assert!(
-            matches!(ok, Ok(true)),
-            "chattr +i {} failed: this test needs root, e2fsprogs (apt-get install e2fsprogs) and a filesystem with immutable files (ext4, xfs) under $TMPDIR",
-            path.display()
-        );
-        Immutable(path.to_path_buf())
-    }
-}
-
-impl Drop for Immutable {
-    fn drop(&mut self) {
-        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
-    }
-}
 
 /// Turns md0's `stripe_cache_size` into a FIFO (the lock file already there, so the host is
 /// read once), runs `input` through the binary and plays `steps` on the FIFO as the kernel.
@@ -121,12 +95,7 @@ fn revert_removes_only_the_files_its_manifest_records() {
         "# the admin's own rule\n"
     );
     assert_eq!(fs::read_to_string(dir.join(STATE)).unwrap(), "{}\n");
-    let files: Vec<&str> = out.json["persist"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
+    let files = out.persist_files();
     assert!(
         files.iter().all(|f| f.starts_with("/run/mdtune/")),
         "{}",

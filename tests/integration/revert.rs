@@ -51,12 +51,7 @@ fn revert_restores_originals_removes_files_and_a_second_revert_changes_nothing()
     assert_eq!(out.setting("md0", "stripe_cache_size")["before"], 8192);
     assert_eq!(out.setting("md0", "stripe_cache_size")["after"], 256);
     assert_eq!(out.json["system"]["speed_limit_min"]["after"], 1000);
-    let files: Vec<&str> = out.json["persist"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
+    let files = out.persist_files();
     assert!(files.contains(&"/etc/udev/rules.d/90-mdtune.rules"));
     assert!(files.contains(&"/run/mdtune/system.json"));
     assert_same_values(&original, &kernel_snapshot(&dir));

@@ -187,12 +187,7 @@ fn an_md_device_linked_from_outside_sys_is_not_an_array() {
         json!({"arrays": [{"name": "md*", "stripe_cache_size": 4096}]}),
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-    let names: Vec<&str> = out.json["arrays"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let names = out.array_names();
     assert!(!names.contains(&"md9"), "{names:?}");
     let out = run(
         &dir,

@@ -21,12 +21,7 @@ fn selectors_accept_mdadm_names_dev_md_links_and_both_uuid_forms() {
         json!({"name": "md[0]"}),
     ] {
         let out = run(&dir, json!({"arrays": [sel], "check_mode": true}));
-        let names: Vec<&str> = out.json["arrays"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a["name"].as_str().unwrap())
-            .collect();
+        let names = out.array_names();
         assert_eq!(names, ["md0"], "{sel}");
         assert_eq!(out.array("md0")["devname"], "hana_data");
     }

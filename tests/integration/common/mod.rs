@@ -125,11 +125,59 @@ impl Run {
             .collect()
     }
 
+    /// The names of the arrays the report lists, in its order.
+    pub fn array_names(&self) -> Vec<&str> {
+        let arrays = self.json["arrays"].as_array();
+        arrays
+            .into_iter()
+            .flatten()
+            .map(|a| a["name"].as_str().unwrap())
+            .collect()
+    }
+
+    /// `persist.files` of the report.
+    pub fn persist_files(&self) -> Vec<&str> {
+        let files = self.json["persist"]["files"].as_array();
+        files
+            .into_iter()
+            .flatten()
+            .map(|f| f.as_str().unwrap())
+            .collect()
+    }
+
     pub fn array(&self, name: &str) -> &Value {
         self.json["arrays"]
             .as_array()
             .and_then(|a| a.iter().find(|x| x["name"] == name))
             .unwrap_or_else(|| panic!("no array {name} in {}", self.stdout))
+    }
+}
+
+/// Makes `path` immutable (`chattr +i`: even root gets EPERM) for as long as the guard lives.
+pub struct Immutable(std::path::PathBuf);
+
+impl Immutable {
+    pub fn set(path: &Path) -> Immutable {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .map(|s| s.success());
+        assert!(
+            matches!(ok, Ok(true)),
+            "chattr +i {} failed: this test needs root, e2fsprogs (apt-get install e2fsprogs) and a filesystem with immutable files (ext4, xfs) under $TMPDIR",
+            path.display()
+        );
+        Immutable(path.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
     }
 }
 
