@@ -152,7 +152,8 @@ impl<'a> Devices<'a> {
         let name = &dev.name;
         let Some(possible) = possible.filter(|&p| p > 0) else {
             return Err(format!(
-                "{name} has poll queues (queue/io_poll is 1), and cpu/possible, which tells how                  many, cannot be read"
+                "{name} has poll queues (queue/io_poll is 1), and cpu/possible, which tells how \
+                 many, cannot be read"
             ));
         };
         let mq = match &dev.at {
@@ -188,7 +189,9 @@ impl<'a> Devices<'a> {
             return Ok(polled);
         }
         Err(format!(
-            "{name} has poll queues (queue/io_poll is 1), but its last mq/ entries do not map              the {possible} possible CPUs once (cpu<K> entries): which are poll queues cannot              be told"
+            "{name} has poll queues (queue/io_poll is 1), but its last mq/ entries do not map \
+             the {possible} possible CPUs once (cpu<K> entries): which are poll queues cannot \
+             be told"
         ))
     }
 

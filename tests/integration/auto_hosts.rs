@@ -352,8 +352,10 @@ fn poll_queues_that_cannot_be_told_apart_leave_the_thread_count_unchanged() {
     let m = &out.array("md0")["members"][1];
     assert_eq!(m["hw_queues"], Value::Null, "{m}");
     let problem = m["problem"].as_str().unwrap_or_default();
-    assert!(
-        problem.starts_with("nvme1n1 has poll queues (queue/io_poll is 1)"),
+    assert_eq!(
+        problem,
+        "nvme1n1 has poll queues (queue/io_poll is 1), but its last mq/ entries do not map the \
+         8 possible CPUs once (cpu<K> entries): which are poll queues cannot be told",
         "{m}"
     );
     assert!(out.json["warnings"].to_string().contains("nvme1n1"));
