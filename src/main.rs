@@ -62,7 +62,9 @@ fn usage_error(msg: &str) -> ! {
 /// input (an args file of `/dev/zero`) is refused after a bounded read, before it is parsed
 /// (docs/reference.md §1).
 fn read_input(from: impl Read, what: &str) -> String {
-    let mut bytes = Vec::new();
+    // Room for a playbook's usual input, so that it is read by one `read` and the one that
+    // returns 0, not by small probes that grow the buffer.
+    let mut bytes = Vec::with_capacity(16 * 1024);
     let limit = mdtune::spec::MAX_INPUT as u64 + 1;
     if let Err(e) = from.take(limit).read_to_end(&mut bytes) {
         usage_error(&format!("cannot read the input from {what}: {e}"));

@@ -150,7 +150,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(sys) = root.sys_dir() else {
         return Ok(inv);
     };
-    inv.cpus = super::cpus::read(&sys);
+    inv.cpus = super::cpus::read(sys);
     inv.page_size = sys::page_size();
     let Ok(Some(block)) = sys.dir_under(&["block"]) else {
         return Ok(inv);
@@ -166,7 +166,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         return Ok(inv);
     }
     let devnames = links_by_target(root, sys::DEV_MD, "");
-    let mut topology = Topology::new(Devices::new(&sys), &block_names, inv.cpus.possible);
+    let mut topology = Topology::new(Devices::new(sys), &block_names, inv.cpus.possible);
     for name in md_names {
         // An md device whose directory resolves outside sys/ is not ours to read; one without
         // md/ is not an md device.

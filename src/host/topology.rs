@@ -76,8 +76,10 @@ impl<'a> Topology<'a> {
     /// Every member of the array `array` whose `md/` is `md`: from `md/dev-*/block` with their
     /// roles, or from `slaves/` (role unknown) when md lists none.
     pub(crate) fn members(&mut self, array: &Device, md: &Dir) -> Vec<Member> {
-        let mut members = Vec::new();
-        for entry in md.list_with("dev-").unwrap_or_default() {
+        let entries = md.list_with("dev-").unwrap_or_default();
+        // Sized once: a member is big, and growing the list would move it several times.
+        let mut members = Vec::with_capacity(entries.len());
+        for entry in entries {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };

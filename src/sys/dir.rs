@@ -5,11 +5,12 @@
 //! two components below it are opened with no link on the way (a file cannot be a link out of
 //! the root) and read with one `read` into one reused page; subdirectories are only looked at
 //! with one `statx` when their link count or their being there is all that is asked; directories
-//! are listed with `getdents64` into one reused buffer (`super::listing`). Paths through links
-//! below a directory (a member's disk, `block/md0/md/dev-nvme0n1/block` from `sys/`, for
-//! `crate::host`'s device walks) are resolved beneath it: links are followed only while they stay
-//! inside it. Whether `openat2` or the walk does it was chosen once for the run, in
-//! `super::resolve`; a caller cannot tell.
+//! are listed with `getdents64` into one reused buffer (`super::listing`), ending at a short
+//! batch where `sys/`'s file system fills each batch (sysfs, tmpfs). Paths through links below a
+//! directory (a member's disk, `block/md0/md/dev-nvme0n1/block` from `sys/`, for `crate::host`'s
+//! device walks) are resolved beneath it: links are followed only while they stay inside it.
+//! Whether `openat2` or the walk does it was chosen once for the run, in `super::resolve`; a
+//! caller cannot tell.
 
 use rustix::fs::{readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
@@ -22,7 +23,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{absent, errno, leads_out_error};
-use super::listing::{count_in, for_each_in, names_in};
+use super::listing::{count_in, for_each_in, names_in, ListEnd};
 use super::resolve::{open_at, resolve, Links};
 
 thread_local! {
@@ -65,6 +66,9 @@ pub(crate) fn trimmed(mut text: String) -> String {
 pub(crate) struct Dir {
     fd: OwnedFd,
     path: PathBuf,
+    /// How its listings end, and those of every directory opened beneath it: by the file
+    /// system of the directory the walk started from (`sys/`).
+    end: ListEnd,
 }
 
 impl Dir {
@@ -72,16 +76,19 @@ impl Dir {
     /// open directories beneath the root.
     #[cfg(test)]
     pub(crate) fn open(real: &Path) -> io::Result<Dir> {
+        let fd: OwnedFd = File::open(real)?.into();
         Ok(Dir {
-            fd: File::open(real)?.into(),
+            end: super::listing::list_end_of(&fd),
+            fd,
             path: real.to_path_buf(),
         })
     }
 
     /// A directory opened elsewhere in the floor (beneath the root), named `path`: the path it
-    /// was opened by, which may pass through links inside the root.
-    pub(super) fn from_fd(fd: OwnedFd, path: PathBuf) -> Dir {
-        Dir { fd, path }
+    /// was opened by, which may pass through links inside the root. Its listings, and those of
+    /// the directories opened beneath it, end as `end` says.
+    pub(super) fn from_fd(fd: OwnedFd, path: PathBuf, end: ListEnd) -> Dir {
+        Dir { fd, path, end }
     }
 
     /// The descriptor, for the floor's calls relative to it.
@@ -117,6 +124,7 @@ impl Dir {
             Ok(fd) => Ok(Some(Dir {
                 fd,
                 path: self.path.join(name),
+                end: self.end,
             })),
             Err(e) if absent(&e) => Ok(None),
             Err(e) => Err(e),
@@ -170,6 +178,12 @@ impl Dir {
         }
     }
 
+    /// Whether `name` here is a directory, by one `statx` (not followed): `false` for anything
+    /// else, a link included, and where the kernel has no `statx`.
+    pub(crate) fn is_dir(&self, name: &str) -> bool {
+        matches!(self.stat(name), Ok(Some((true, _))))
+    }
+
     /// The text of link `name`, not followed (udev's `dev/md/NAME -> ../md0`).
     pub(crate) fn read_link(&self, name: &str) -> io::Result<PathBuf> {
         let text = readlinkat(self.fd(), name, Vec::new())?;
@@ -178,14 +192,14 @@ impl Dir {
 
     /// This directory's entry names, sorted.
     pub(crate) fn list(&self) -> io::Result<Vec<String>> {
-        names_in(&self.fd)
+        names_in(&self.fd, self.end)
     }
 
     /// This directory's entry names that start with `prefix`, sorted: the others are not
     /// copied (an array's `md/` holds about 40 attributes beside its `dev-*` members).
     pub(crate) fn list_with(&self, prefix: &str) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
-        for_each_in(&self.fd, &mut |name| {
+        for_each_in(&self.fd, self.end, &mut |name| {
             if name.starts_with(prefix) {
                 names.push(name.to_string());
             }
@@ -196,9 +210,10 @@ impl Dir {
 
     /// The entry names of subdirectory `name` (not a link), sorted; empty when it is absent.
     pub(crate) fn list_sub(&self, name: &str) -> Vec<String> {
-        match self.sub(name) {
-            Ok(Some(d)) => names_in(&d.fd).unwrap_or_default(),
-            _ => Vec::new(),
+        // Only listed: no `Dir`, so no path is built for it.
+        match self.open_plain(name, OFlags::DIRECTORY) {
+            Ok(fd) => names_in(&fd, self.end).unwrap_or_default(),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -212,9 +227,9 @@ impl Dir {
             Ok(Some((false, _))) | Err(_) => return (0, 0),
             Ok(Some((true, _))) | Ok(None) => {}
         }
-        match self.sub(name) {
-            Ok(Some(d)) => count_in(d.fd, pick).unwrap_or_default(),
-            _ => (0, 0),
+        match self.open_plain(name, OFlags::DIRECTORY) {
+            Ok(fd) => count_in(fd, self.end, pick).unwrap_or_default(),
+            Err(_) => (0, 0),
         }
     }
 }
@@ -264,6 +279,7 @@ impl Dir {
         Ok(self.open_under(path, OFlags::DIRECTORY)?.map(|fd| Dir {
             fd,
             path: self.path.join(path.join("/")),
+            end: self.end,
         }))
     }
 
@@ -283,13 +299,17 @@ impl Dir {
         )
         .map(|t| PathBuf::from(t.to_string_lossy().into_owned()))
         .or_else(|_| std::fs::canonicalize(&via))?;
-        Ok(Some(Dir { fd, path: real }))
+        Ok(Some(Dir {
+            fd,
+            path: real,
+            end: self.end,
+        }))
     }
 
     /// The entry names of the directory at `path` below this one, sorted; empty when absent.
     pub(crate) fn list_under(&self, path: &[&str]) -> io::Result<Vec<String>> {
         match self.open_under(path, OFlags::DIRECTORY)? {
-            Some(fd) => names_in(&fd),
+            Some(fd) => names_in(&fd, self.end),
             None => Ok(Vec::new()),
         }
     }
@@ -301,7 +321,7 @@ impl Dir {
         pick: fn(&str) -> bool,
     ) -> io::Result<(u64, u64)> {
         match self.open_under(path, OFlags::DIRECTORY)? {
-            Some(fd) => count_in(fd, pick),
+            Some(fd) => count_in(fd, self.end, pick),
             None => Ok((0, 0)),
         }
     }

@@ -12,6 +12,7 @@
 
 use super::dir::{self, Dir};
 use super::error::{absent, errno, leads_out_error};
+use super::listing::{list_end_of, ListEnd};
 use super::resolve::{open_at, resolve, Links};
 use crate::md::SpeedLimit;
 use rustix::fs::{fstat, readlinkat, Mode, OFlags, CWD};
@@ -24,9 +25,8 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-/// `st_mode`'s file-type bits, and those of a directory, a regular file and a link.
+/// `st_mode`'s file-type bits, and those of a regular file and a link.
 const S_IFMT: u32 = 0o170000;
-const S_IFDIR: u32 = 0o040000;
 const S_IFREG: u32 = 0o100000;
 const S_IFLNK: u32 = 0o120000;
 
@@ -61,10 +61,13 @@ pub struct Root {
     /// The root directory, open: what is opened under a top-level directory that did not
     /// exist when the root was opened (`etc/` before the first `persist`) is opened beneath it.
     fd: Arc<OwnedFd>,
-    /// The `TOP_LEVEL` directories that exist, each opened once and its real path checked to be
-    /// inside the root: everything under one is opened beneath it (the md attributes beneath
-    /// `sys/`, the speed limits beneath `proc/`, the lock beneath `run/`), and every read under
-    /// `sys/` starts from `sys/`.
+    /// `sys/`, when it exists: the `TOP_LEVEL` directory every read under `sys/` starts from, and
+    /// what the md attributes are opened beneath. Its listings end as its file system allows
+    /// (sysfs on a host: one `fstatfs` when the root is opened).
+    sys_dir: Option<Arc<Dir>>,
+    /// The other `TOP_LEVEL` directories that exist, each opened once and its real path
+    /// checked to be inside the root: everything under one is opened beneath it (the speed
+    /// limits beneath `proc/`, the lock beneath `run/`).
     tops: Arc<Vec<(&'static str, OwnedFd)>>,
 }
 
@@ -98,30 +101,31 @@ impl Root {
     /// kernel names the open directory, and [`Root::given_through_link`] says so.
     pub fn new(given: &Path) -> Result<Root, RootError> {
         let unusable = RootError::Unusable;
-        let found =
-            open_at(CWD, given, OFlags::PATH, Mode::empty()).map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => RootError::Missing,
-                _ => unusable(e),
-            })?;
-        match fstat(&found).map_err(|e| unusable(e.into()))?.st_mode & S_IFMT {
-            S_IFDIR => {}
-            S_IFREG => return Err(RootError::File),
-            _ => return Err(RootError::NotDirectory),
-        }
-        // The same directory, opened for reading through the descriptor: no second lookup.
-        let fd = open_at(&found, ".", OFlags::DIRECTORY, Mode::empty()).map_err(unusable)?;
+        let fd = match open_at(CWD, given, OFlags::DIRECTORY, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) if errno(&e) == Some(Errno::NOTDIR) => return Err(not_a_directory(given)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(RootError::Missing),
+            Err(e) => return Err(unusable(e)),
+        };
         let base = real_path(&fd).unwrap_or_else(|| given.to_path_buf());
-        let mut tops = Vec::new();
+        let sys = base.join("sys");
+        let (mut sys_dir, mut tops) = (None, Vec::new());
         for name in TOP_LEVEL {
-            if let Some(top) = open_top(&fd, &base, name).map_err(unusable)? {
-                tops.push((name, top));
+            match open_top(&fd, &base, name).map_err(unusable)? {
+                Some(top) if name == "sys" => {
+                    let end = list_end_of(&top);
+                    sys_dir = Some(Arc::new(Dir::from_fd(top, sys.clone(), end)));
+                }
+                Some(top) => tops.push((name, top)),
+                None => {}
             }
         }
         Ok(Root {
             given: given.to_path_buf(),
-            sys: base.join("sys"),
+            sys,
             base,
             fd: Arc::new(fd),
+            sys_dir,
             tops: Arc::new(tops),
         })
     }
@@ -141,25 +145,22 @@ impl Root {
     /// the root.
     pub(crate) fn dir(&self, rel: &str) -> Option<Dir> {
         let fd = self.open_in_root(rel, OFlags::DIRECTORY).ok()?;
-        Some(Dir::from_fd(fd, self.base.join(rel)))
+        Some(Dir::from_fd(fd, self.base.join(rel), ListEnd::Zero))
     }
 
-    /// `sys/`, open: the directory [`Root::new`] opened, opened again through its descriptor.
-    pub(crate) fn sys_dir(&self) -> io::Result<Dir> {
-        match self.top("sys") {
-            Some(fd) => Ok(Dir::from_fd(
-                open_at(fd, ".", OFlags::DIRECTORY, Mode::empty())?,
-                self.sys.clone(),
-            )),
-            None => Err(io::Error::from(io::ErrorKind::NotFound)),
-        }
+    /// `sys/`, open: the directory [`Root::new`] opened.
+    pub(crate) fn sys_dir(&self) -> io::Result<&Dir> {
+        self.sys_dir
+            .as_deref()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
-    /// Whether `sys/block` is there: a root without it has no array to check.
+    /// Whether `sys/block` is there: a root without it has no array to check. A directory is
+    /// seen by one `statx`; a link (or no `statx`) is opened beneath `sys/` to tell.
     pub(crate) fn has_block(&self) -> bool {
-        self.sys_dir()
-            .and_then(|sys| sys.dir_under(&["block"]))
-            .is_ok_and(|block| block.is_some())
+        self.sys_dir().is_ok_and(|sys| {
+            sys.is_dir("block") || sys.dir_under(&["block"]).is_ok_and(|block| block.is_some())
+        })
     }
 
     /// Whether the file `path` (under the root) exists, its last component not followed.
@@ -275,6 +276,9 @@ impl Root {
 
     /// The top-level directory `name`, open, when it existed when the root was opened.
     fn top(&self, name: &str) -> Option<BorrowedFd<'_>> {
+        if name == "sys" {
+            return self.sys_dir.as_ref().map(|d| d.fd());
+        }
         self.tops
             .iter()
             .find(|(n, _)| *n == name)
@@ -334,7 +338,7 @@ impl Root {
     pub(crate) fn dir_beneath(&self, path: &Path) -> io::Result<Option<Dir>> {
         let rel = self.relative(path)?;
         match self.open_in_root(rel, OFlags::DIRECTORY) {
-            Ok(fd) => Ok(Some(Dir::from_fd(fd, path.to_path_buf()))),
+            Ok(fd) => Ok(Some(Dir::from_fd(fd, path.to_path_buf(), ListEnd::Zero))),
             Err(e) if absent(&e) => Ok(None),
             Err(e) => Err(e),
         }
@@ -356,7 +360,7 @@ impl Root {
     /// root.
     pub(crate) fn make_dir(&self, dir: &Path) -> io::Result<Dir> {
         let rel = self.relative(dir)?;
-        let mut held = Dir::from_fd(self.fd.try_clone()?, self.base.clone());
+        let mut held = Dir::from_fd(self.fd.try_clone()?, self.base.clone(), ListEnd::Zero);
         let mut prefix = String::new();
         for part in rel.split('/').filter(|p| !p.is_empty()) {
             if !prefix.is_empty() {
@@ -372,9 +376,25 @@ impl Root {
                 }
                 other => other?,
             };
-            held = Dir::from_fd(fd, self.base.join(&prefix));
+            held = Dir::from_fd(fd, self.base.join(&prefix), ListEnd::Zero);
         }
         Ok(held)
+    }
+}
+
+/// Why `given`, which did not open as a directory, is not one: a regular file or something
+/// else (opened `O_PATH`, which opens a FIFO without waiting for a writer), or why it cannot be
+/// told.
+fn not_a_directory(given: &Path) -> RootError {
+    let found = match open_at(CWD, given, OFlags::PATH, Mode::empty()) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return RootError::Missing,
+        Err(e) => return RootError::Unusable(e),
+    };
+    match fstat(&found).map(|st| st.st_mode & S_IFMT) {
+        Ok(S_IFREG) => RootError::File,
+        Ok(_) => RootError::NotDirectory,
+        Err(e) => RootError::Unusable(e.into()),
     }
 }
 

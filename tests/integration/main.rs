@@ -15,6 +15,7 @@ mod fleet_report;
 mod input_limits;
 mod kernel_fifo;
 mod layouts;
+mod listing_ends;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;

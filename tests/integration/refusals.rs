@@ -84,7 +84,16 @@ fn unusable_roots_exit_2_naming_the_path_and_what_is_wrong_in_every_state() {
     let file = base.join("a-file");
     fs::write(&file, "").unwrap();
     let missing = base.join("missing");
-    for (root, why) in [(&file, "is a regular file"), (&missing, "does not exist")] {
+    // A FIFO is told apart without waiting for a writer; a path below a file cannot be used.
+    fs::write(base.join("a-fifo"), "").unwrap();
+    let fifo = crate::kernel_fifo::make_fifo(&base.join("a-fifo"));
+    let below = file.join("below");
+    for (root, why) in [
+        (&file, "is a regular file"),
+        (&missing, "does not exist"),
+        (&fifo, "is not a directory"),
+        (&below, "cannot be used: Not a directory"),
+    ] {
         for extra in [
             json!({}),
             json!({"state": "query"}),

@@ -42,7 +42,7 @@ fn traced(root: &Path, mut input: Value, missing: &[&str]) -> (crate::common::Ru
 
 /// A host of every layout the inventory walks: partitions under LVM, stacked md, NVMe multipath
 /// with a partition, dm-multipath, a rotational disk, a spare.
-fn every_layout_host(dir: &Path) {
+pub(crate) fn every_layout_host(dir: &Path) {
     let mut r = FakeRoot::new(dir, 64);
     let disks: Vec<String> = (0..3).map(|c| r.nvme(c, 8)).collect();
     let parts: Vec<String> = disks.iter().map(|d| r.partition(d, 1)).collect();
