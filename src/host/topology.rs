@@ -219,15 +219,18 @@ impl<'a> Topology<'a> {
         )))
     }
 
-    /// A disk with `dirs` numbered `mq/` entries: a SCSI disk (its `device` has `scsi_disk/`,
-    /// looked for first: on anything else, such as NVMe, that one failed open is all) counts as
-    /// one queue, its `mq/` being its host's; any other disk counts its entries but its poll
-    /// queues (a device with one entry has none: a poll map needs a queue left for the rest).
+    /// A disk with `dirs` numbered `mq/` entries: a SCSI disk (its `device` has `scsi_disk/`)
+    /// counts as one queue, its `mq/` being its host's; any other disk counts its entries but
+    /// its poll queues (a device with one entry has none: a poll map needs a queue left for the
+    /// rest). Only the sd driver's disks have `scsi_disk/`, and it names each `sd<letters>`
+    /// (`sd_probe`, `sd_format_disk_name`), so `scsi_disk/` is looked for under those names
+    /// only: an NVMe or virtio disk costs no failed open.
     fn leaf(&self, dev: &Device, dirs: u64) -> Result<Vec<Leaf>, Why> {
         let devices = &self.devices;
-        let scsi = !ok(devices.list(dev, "device/scsi_disk"))?
-            .unwrap_or_default()
-            .is_empty();
+        let scsi = dev.name.starts_with("sd")
+            && !ok(devices.list(dev, "device/scsi_disk"))?
+                .unwrap_or_default()
+                .is_empty();
         let mut leaf = Leaf {
             name: dev.name.clone(),
             hw_queues: kernel::SCSI_QUEUES,

@@ -2,7 +2,8 @@
 //! `getdents64` batch that left room in the buffer, elsewhere at the call that returns 0. The
 //! host of every layout, built on a tmpfs (`/dev/shm`), reads the same either way: strace makes
 //! `fstatfs` fail, which leaves the file system unknown and every listing reading until 0, and
-//! shows which listings under `sys/` still made the call that returns 0.
+//! shows which listings under `sys/` still made the call that returns 0. And `scsi_disk/`, which
+//! tells a SCSI disk, is looked for under the sd driver's names only.
 
 use crate::resolve_routes::every_layout_host;
 use serde_json::{json, Value};
@@ -91,5 +92,40 @@ fn every_layout_reads_the_same_whether_a_listing_ends_short_or_at_zero() {
         "without fstatfs only {zeros} listings read to 0"
     );
     assert_eq!(short["arrays"].as_array().map(Vec::len), Some(5), "{short}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scsi_disk_is_looked_for_only_under_the_sd_drivers_names() {
+    // Only sd's disks have device/scsi_disk/, and sd names each sd<letters>: the NVMe, dm and
+    // md devices of every layout cost no failed open, and the SCSI disks are still found.
+    let dir = tmpfs_scratch("scsi-names");
+    every_layout_host(&dir);
+    let (report, trace) = traced_query(&dir, "openat2", false);
+    let looked: Vec<&str> = calls(&trace, "openat2", "scsi_disk");
+    assert!(!looked.is_empty(), "no scsi_disk/ was looked for");
+    for line in &looked {
+        // "block/md20/md/dev-sdz/block/device/scsi_disk" or ".../slaves/sdx/device/scsi_disk"
+        let path = line.split('"').nth(1).unwrap_or_default();
+        let device = path
+            .trim_end_matches("/device/scsi_disk")
+            .trim_end_matches("/block")
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let name = device.strip_prefix("dev-").unwrap_or(device);
+        assert!(
+            name.starts_with("sd"),
+            "scsi_disk/ looked for under {name}: {line}"
+        );
+    }
+    let md20 = report["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "md20")
+        .unwrap();
+    let paths = md20["members"].to_string();
+    assert!(paths.contains("\"scsi\":true"), "{paths}");
     fs::remove_dir_all(&dir).unwrap();
 }
