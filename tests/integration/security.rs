@@ -23,6 +23,7 @@ const FIXED: &[&str] = &[
     "skip_copy",
     "sync_speed_min",
     "sync_speed_max",
+    "sync_io_depth",
     "sync_force_parallel",
 ];
 
@@ -98,6 +99,7 @@ fn contract_path(rel: &str) -> bool {
             rel,
             "proc/sys/dev/raid/speed_limit_min"
                 | "proc/sys/dev/raid/speed_limit_max"
+                | "proc/sys/dev/raid/sync_io_depth"
                 | "run/mdtune.lock"
                 | "etc/udev/rules.d/90-mdtune.rules"
                 | "usr/local/sbin/mdtune"

@@ -108,13 +108,18 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
     let dir = scratch("paths");
     let r = demo_host(&dir);
     r.set_md("md0", "evil", "0");
+    // A 6.16 kernel's sync I/O depth, system-wide and md0's (fakeroot's with_sync_io_depth, for
+    // a host whose arrays exist already).
+    fs::write(dir.join("proc/sys/dev/raid/sync_io_depth"), "32").unwrap();
+    r.set_md("md0", "sync_io_depth", "32 (system)");
     let before = tree(&dir);
     let out = run_unpackaged(
         &dir,
         json!({"persist": true, "speed_limit_min": 2000, "speed_limit_max": 300000,
+            "sync_io_depth": 64,
             "arrays": [{"name": "md*", "stripe_cache_size": 4096, "preread_bypass_threshold": 2,
             "skip_copy": true, "sync_speed_min": 5000, "sync_speed_max": 50000,
-            "sync_force_parallel": true}]}),
+            "sync_force_parallel": true}, {"name": "md0", "sync_io_depth": 128}]}),
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     let written = changed(&before, &tree(&dir));
@@ -124,6 +129,8 @@ fn a_persist_run_a_udev_replay_and_a_revert_write_only_the_paths_the_contract_na
         "etc/mdtune/mdtune.json",
         "run/mdtune.lock",
         "proc/sys/dev/raid/speed_limit_max",
+        "proc/sys/dev/raid/sync_io_depth",
+        "sys/devices/virtual/block/md0/md/sync_io_depth",
     ] {
         assert!(
             written.iter().any(|p| p == expected),
