@@ -20,6 +20,7 @@ mod msg;
 mod no_writes_when_converged;
 mod oncall;
 mod people;
+mod people_text;
 mod persistence;
 mod property;
 mod races;
