@@ -14,6 +14,7 @@ mod fleet_failures;
 mod fleet_report;
 mod input_limits;
 mod kernel_fifo;
+mod layout_writes;
 mod layouts;
 mod listing_ends;
 mod msg;
