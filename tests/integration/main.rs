@@ -22,6 +22,7 @@ mod no_writes_when_converged;
 mod oncall;
 mod people;
 mod people_text;
+mod persist_files;
 mod persistence;
 mod property;
 mod races;
