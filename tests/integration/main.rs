@@ -3,6 +3,7 @@
 //! and `property`, which also drive the library face directly.
 
 mod auto_hosts;
+mod auto_queues;
 mod common;
 mod concurrency;
 mod confinement;
