@@ -3,7 +3,8 @@
 //! they print, through the real binary on fake roots with hostile names and values.
 
 use crate::common::{run, scratch};
-use crate::people::{failing_host, layouts_host, refs, show, text, unprivileged};
+use crate::people::{layouts_host, refs, show};
+use crate::people_text::{failing_host, text, unprivileged};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::{json, Value};
 

@@ -3,6 +3,7 @@
 //! and `property`, which also drive the library face directly.
 
 mod auto_hosts;
+mod auto_queues;
 mod common;
 mod concurrency;
 mod confinement;
@@ -12,14 +13,18 @@ mod escaping;
 mod faults;
 mod fleet_failures;
 mod fleet_report;
+mod hostile_input;
 mod input_limits;
 mod kernel_fifo;
+mod layout_writes;
 mod layouts;
 mod listing_ends;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;
 mod people;
+mod people_text;
+mod persist_files;
 mod persistence;
 mod property;
 mod races;

@@ -3,7 +3,7 @@
 //! that failed, and for a revert the arrays and settings, not the files.
 
 use crate::common::{run, scratch};
-use crate::people::{failing_host, unprivileged};
+use crate::people_text::{failing_host, unprivileged};
 use mdtune_fakeroot::{bench_host, FakeRoot};
 use serde_json::json;
 use std::fs;
