@@ -13,15 +13,41 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// This run's directory, `$TMPDIR/mdtune-test-<pid>`: every test's root ([`scratch`]) and the
-/// one copy of the binary that the roots share ([`shared_binary`]). Nothing removes it: it is
-/// kept after the run, to be looked at (docs/testing.md says what it holds and how to remove it).
+/// one copy of the binary that the roots share ([`shared_binary`]). It is kept after the run, to
+/// be looked at, until a later run removes it ([`remove_old_runs`]; docs/testing.md).
 pub fn run_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("mdtune-test-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        let dir = tmp.join(format!("mdtune-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        std::thread::spawn(move || remove_old_runs(&tmp));
         dir
     })
+}
+
+/// Removes the directories that earlier runs left in `tmp` (about 2 GB each, the fake hosts'
+/// many small files), but the newest, whose roots may still be looked at: only those of runs
+/// whose process is gone. Done beside the tests; what a run ends before removing, the next
+/// one removes.
+fn remove_old_runs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    let mut gone: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let pid: u32 = name.strip_prefix("mdtune-test-")?.parse().ok()?;
+            let alive = Path::new(&format!("/proc/{pid}")).exists();
+            (!alive).then_some((e.metadata().ok()?.modified().ok()?, e.path()))
+        })
+        .collect();
+    gone.sort();
+    gone.pop();
+    for (_, dir) in gone {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// A fresh, empty directory for one test, `<run dir>/<name>-<n>` ([`run_dir`]). A directory of
