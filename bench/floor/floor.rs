@@ -1,7 +1,7 @@
 //! The floor of the Ansible benchmark: the smallest possible binary module. It ignores its
 //! arguments, prints `{"changed": false}` and exits 0, with no libc and no allocator, so what
 //! Ansible spends around it (templating, copying the module, spawning it, parsing its JSON) is
-//! all that is left. Built by bench/bench.py with plain rustc for x86_64 Linux.
+//! all that is left. Built by bench/benchlib.py with plain rustc for x86_64 Linux.
 //!
 //! Built with `--cfg replay` and `FLOOR_REPLAY=FILE FLOOR_PAD=FILE` in the environment, it is
 //! the "replay" module instead: it prints FILE (a result mdtune printed) and carries the bytes of

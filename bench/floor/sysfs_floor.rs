@@ -25,7 +25,7 @@
 //! directory: sysfs gives a directory 2 + its subdirectories) instead of listing it, as mdtune
 //! does; that variant is the floor of mdtune's own way of counting queues.
 //!
-//! Built by bench/bench.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
+//! Built by bench/bench_direct.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
 //! --target x86_64-unknown-linux-musl bench/floor/sysfs_floor.rs` (static, like the mdtune binary
 //! it is compared with).
 

@@ -128,7 +128,7 @@ def issue11_checks(run):
     return checks
 
 
-Q15_SETTINGS = ("group_thread_cnt", "stripe_cache_size", "sync_speed_max")  # bench/bench.py's
+Q15_SETTINGS = ("group_thread_cnt", "stripe_cache_size", "sync_speed_max")  # bench/benchlib.py's SETTINGS
 
 
 Q15_ROUNDS = 7
