@@ -298,12 +298,14 @@ def bench_floor(a, tmp, out):
         st, c = stats[name], sum(counts[name].values())
         verdict = "met" if st.median <= goal else "NOT met"
         user = st.cpu.median - st.kernel.median
+        # On a tiny host the floor's kernel time can round to 0 (`--floor-arrays 4`).
+        allows = f"{int(goal / per_call)} calls" if per_call > 0 else "any number of calls"
         goals.append(
             f"- `{label}` within {goal * 1e3:.0f} ms: {verdict} ({st.ms(1)} ms: {st.cpu.ms(1)} ms of CPU, "
             f"{st.kernel.ms(1)} in the kernel for its {c} calls ({st.kernel.median / c * 1e6:.2f} us each) "
             f"and {user * 1e3:.1f} in mdtune's own code. At the {per_call * 1e6:.2f} us per call of the "
             f"floor that counts by link count, {goal * 1e3:.0f} ms of kernel time alone allows "
-            f"{int(goal / per_call)} calls; these {c} would need {goal / c * 1e6:.2f} us each, user time aside.)")
+            f"{allows}; these {c} would need {goal / c * 1e6:.2f} us each, user time aside.)")
     # Against the floor that counts the same way (issue goals: query within 1.05x of its time
     # and calls, a converged present within 1.10x of its time).
     fc2 = sum(counts["floor, mq/ by link count"].values())
