@@ -2,7 +2,9 @@
 //! runs of the real binary, and a run that cannot get it within its bounded wait fails with a
 //! message a person can act on, having written nothing.
 
-use crate::common::{assert_same_values, bin, hold_lock, kernel_snapshot, run, run_args, scratch};
+use crate::common::{
+    assert_same_values, bin, hold_lock, kernel_snapshot, persisted_root, run, run_args, scratch,
+};
 use mdtune_fakeroot::{bench_host, demo_host};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -174,14 +176,7 @@ fn check_mode_and_query_never_wait_for_the_lock() {
 
 #[test]
 fn a_udev_replay_takes_the_same_lock_and_gives_up_in_bounded_time() {
-    let dir = scratch("udev-lock");
-    let r = demo_host(&dir);
-    let out = run(
-        &dir,
-        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    r.set_md("md0", "stripe_cache_size", "256");
+    let (dir, r) = persisted_root("udev-lock");
     let held = hold_lock(&dir);
     let root = dir.display().to_string();
     let udev = || {

@@ -4,7 +4,7 @@
 //! anything is written. All through the real binary on fake roots; what a hostile root cannot
 //! make it do: `security.rs`.
 
-use crate::common::{bin, run, scratch};
+use crate::common::{bin, persisted_root, run, scratch};
 use crate::security::{changed, tree, FIXED};
 use mdtune_fakeroot::demo_host;
 use serde_json::json;
@@ -56,15 +56,8 @@ fn selectors_that_could_leave_sys_are_refused_before_anything_is_read_or_written
 
 #[test]
 fn udev_names_that_could_leave_sys_are_refused() {
-    let dir = scratch("udev-names");
-    let r = demo_host(&dir);
-    let out = run(
-        &dir,
-        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
     // After a reboot the kernel default is back; only a valid --udev name may restore it.
-    r.set_md("md0", "stripe_cache_size", "256");
+    let (dir, r) = persisted_root("udev-names");
     let before = tree(&dir);
     let root = dir.display().to_string();
     for bad in [

@@ -7,7 +7,7 @@
 //! through the real binary on fake roots; every refusal of input is exit 2 with one JSON object
 //! and nothing written.
 
-use crate::common::{bin, run, run_args, scratch};
+use crate::common::{bin, persisted_root, run_args, scratch};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -294,20 +294,6 @@ fn an_object_that_repeats_a_key_is_refused_at_every_depth() {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-}
-
-/// A demo root with md0's desired state persisted, then set back, so that `--udev md0` has a
-/// change to make and log.
-fn persisted_root(label: &str) -> (std::path::PathBuf, mdtune_fakeroot::FakeRoot) {
-    let root = scratch(label).join("root");
-    let r = demo_host(&root);
-    let out = run(
-        &root,
-        json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
-    );
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    r.set_md("md0", "stripe_cache_size", "256");
-    (root, r)
 }
 
 fn require(tool: &str, package: &str) {

@@ -115,6 +115,20 @@ pub fn binary_for(root: &Path, input: &Value) -> PathBuf {
     }
 }
 
+/// A demo root with md0's desired state persisted, then set back as after a reboot (the
+/// kernel's default `stripe_cache_size`), so that `--udev md0` has a change to make and log.
+pub fn persisted_root(label: &str) -> (PathBuf, mdtune_fakeroot::FakeRoot) {
+    let root = scratch(label).join("root");
+    let r = mdtune_fakeroot::demo_host(&root);
+    let out = run(
+        &root,
+        serde_json::json!({"persist": true, "arrays": [{"name": "md0", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    r.set_md("md0", "stripe_cache_size", "256");
+    (root, r)
+}
+
 /// The result of one run of the binary.
 #[derive(Debug)]
 pub struct Run {
