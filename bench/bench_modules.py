@@ -65,15 +65,21 @@ SHELL_PLAY = """- hosts: all
 """
 
 
+def venv_tool(a, name):
+    """The venv's bin directory and its program `name`, which must be there to run."""
+    venv_bin = os.path.join(a.venv, "bin")
+    tool = os.path.join(venv_bin, name)
+    if not os.access(tool, os.X_OK):
+        raise SystemExit(f"bench: no {tool}: run .ci/setup-python.sh")
+    return venv_bin, tool
+
+
 # The contenders that are one binary module, each run as `--ansible-tasks` identical tasks.
 MODULE_CONTENDERS = ("mdtune", "floor", "replay", "size", "answer")
 
 
 def bench_ansible(a, tmp, out):
-    venv_bin = os.path.join(a.venv, "bin")
-    playbook = os.path.join(venv_bin, "ansible-playbook")
-    if not os.access(playbook, os.X_OK):
-        raise SystemExit(f"bench: no {playbook}: run .ci/setup-python.sh")
+    venv_bin, playbook = venv_tool(a, "ansible-playbook")
     d = os.path.join(tmp, "ansible")
     os.makedirs(os.path.join(d, "library"))
     root = make_root(a.mkroot, os.path.join(d, "root"), a.arrays)
@@ -265,10 +271,7 @@ def per_task_table(per_task_plays, tasks, k, d, answer, extras, stats):
 # --- 3. Salt ----------------------------------------------------------------------------------------
 
 def bench_salt(a, tmp, out):
-    venv_bin = os.path.join(a.venv, "bin")
-    salt_call = os.path.join(venv_bin, "salt-call")
-    if not os.access(salt_call, os.X_OK):
-        raise SystemExit(f"bench: no {salt_call}: run .ci/setup-python.sh")
+    _, salt_call = venv_tool(a, "salt-call")
     d = os.path.join(tmp, "salt")
     states = os.path.join(d, "states")
     os.makedirs(states)
