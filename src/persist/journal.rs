@@ -86,10 +86,11 @@ fn ask(program: &Path, args: &[&str], timeout: Duration) -> Result<String, Strin
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(match out.len() > MAX_OUTPUT {
-                    true => format!("{name} printed more than {MAX_OUTPUT} bytes"),
+                return Err(if out.len() > MAX_OUTPUT {
+                    format!("{name} printed more than {MAX_OUTPUT} bytes")
+                } else {
                     // In ms: formatting a float would add its printer to the binary.
-                    false => format!("{name} did not answer within {} ms", timeout.as_millis()),
+                    format!("{name} did not answer within {} ms", timeout.as_millis())
                 });
             }
             Err(e) => return Err(format!("cannot wait for {name}: {e}")),

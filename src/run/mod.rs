@@ -5,8 +5,9 @@
 //! (the persisted state); `look` reads the host once for `show` (what `mdtune --show` and
 //! `--metrics` print) and `verify` (`mdtune --verify`), read only; `revert` is
 //! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
-//! `scope` is what a run reads of the host; `lock` is the host-wide lock; `error` why a run stopped, `exit` the exit status, the failure
-//! object and the panic hook. Glue: each decision lives in the step named after it.
+//! `scope` is what a run reads of the host; `lock` is the host-wide lock; `error` why a run
+//! stopped, `exit` the exit status, the failure object and the panic hook. Glue: each decision
+//! lives in the step named after it.
 
 mod error;
 mod exit;
