@@ -129,7 +129,8 @@ def powercut_checks(run, boot):
         expect(r.get("compliant"), True, "query compliant (persisted files and live values)")
 
     def values():
-        assert "md0 : active" in run.fact("pc.mdstat"), f"md0 not assembled by udev: {run.fact('pc.mdstat')}"
+        assert "md0 : active" in run.fact("pc.mdstat"), \
+            f"md0 not assembled by udev: {run.fact('pc.mdstat')}; udevd's log: {run.block('udevd')}"
         for attr, (kernel, _) in PC_WANTED.items():
             expect(run.val("pc.after", f"md0/{attr}"), kernel, f"kernel md0/{attr} after the assembly")
         # Auto's group_thread_cnt is persisted too (thread_policy's default): as the run set it.

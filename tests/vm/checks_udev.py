@@ -89,7 +89,7 @@ def udev_checks(run):
             times = sorted(marks[f"u6.{kind}.{n}.end"] - marks[f"u6.{kind}.{n}.start"] for n in range(1, count + 1)
                            if f"u6.{kind}.{n}.end" in marks)
             assert len(times) == count, f"only {len(times)} timed u6 {kind}s of {count} in the kernel log marks"
-            what = ("udev change event on md0 (trigger + rules + settle)" if kind == "event"
+            what = ("udev change event on md0 (trigger --settle: to the event's end)" if kind == "event"
                     else "the rule's command, mdtune --udev md0")
             med = times[len(times) // 2] * 1000
             goal = "" if kind == "event" else f" [goal <= 50 ms: {'met' if med <= 50 else 'NOT met'}]"

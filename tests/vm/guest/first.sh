@@ -446,7 +446,7 @@ val u4.after md2 $ATTRS skip_copy
 # u6 the rule's run time per change event that changes nothing: udev's whole event (mdadm's
 # rules included) and the mdtune command alone, timed by kernel log marks.
 for n in 1 2 3 4 5; do
-  mark "u6.event.$n.start"; udevadm trigger --action=change /sys/block/md0; settle; mark "u6.event.$n.end"
+  mark "u6.event.$n.start"; udevadm trigger --settle --action=change /sys/block/md0; mark "u6.event.$n.end"
 done
 for n in 1 2 3 4 5 6 7 8 9 10; do
   mark "u6.run.$n.start"; /usr/local/sbin/mdtune --udev md0 >/dev/null 2>&1; mark "u6.run.$n.end"

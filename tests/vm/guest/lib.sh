@@ -186,7 +186,16 @@ start_udevd() {
   fact udevd.version "$(udevadm --version)"
   fact udevd.control "$([ -S /run/udev/control ] && echo yes || echo no)"
 }
-settle() { at settle; udevadm settle --timeout=60; }
+# settle: returns once udevd has handled every uevent the kernel sent before it. A bare
+# "udevadm settle" can return before udevd has read the last of them from its socket (it did
+# once in CI, just after a coldplug): so first a change event for /dev/null, waited for by its
+# own id. udevd reads the socket in order, so by then it holds every earlier event in its queue,
+# and "udevadm settle" waits for that queue to empty.
+settle() {
+  at settle
+  udevadm trigger --settle --action=change /sys/class/mem/null
+  udevadm settle --timeout=60
+}
 syslog_block() { block "syslog.$1" </tmp/messages; }
 # The R5/P5/R10 member lists of md0, md2, md1 (set after find_disks).
 members_012() {
