@@ -190,10 +190,11 @@ start_udevd() {
 # "udevadm settle" can return before udevd has read the last of them from its socket (it did
 # once in CI, just after a coldplug): so first a change event for /dev/null, waited for by its
 # own id. udevd reads the socket in order, so by then it holds every earlier event in its queue,
-# and "udevadm settle" waits for that queue to empty.
+# and "udevadm settle" waits for that queue to empty. Only with udevd running (no one would handle
+# the event), and given at most 60 s, as udevadm settle is.
 settle() {
   at settle
-  udevadm trigger --settle --action=change /sys/class/mem/null
+  [ -S /run/udev/control ] && timeout 60 udevadm trigger --settle --action=change /sys/class/mem/null
   udevadm settle --timeout=60
 }
 syslog_block() { block "syslog.$1" </tmp/messages; }
