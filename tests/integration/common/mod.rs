@@ -21,15 +21,15 @@ pub fn run_dir() -> &'static Path {
         let tmp = std::env::temp_dir();
         let dir = tmp.join(format!("mdtune-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::thread::spawn(move || remove_old_runs(&tmp));
+        remove_old_runs(&tmp);
         dir
     })
 }
 
 /// Removes the directories that earlier runs left in `tmp` (about 2 GB each, the fake hosts'
 /// many small files), but the newest, whose roots may still be looked at: only those of runs
-/// whose process is gone. Done beside the tests; what a run ends before removing, the next
-/// one removes.
+/// whose process is gone. One `rm -rf` does it beside the tests, not waited for (it takes tens
+/// of seconds on a disk), so that it finishes even when the tests end first.
 fn remove_old_runs(tmp: &Path) {
     let Ok(entries) = std::fs::read_dir(tmp) else {
         return;
@@ -45,8 +45,14 @@ fn remove_old_runs(tmp: &Path) {
         .collect();
     gone.sort();
     gone.pop();
-    for (_, dir) in gone {
-        let _ = std::fs::remove_dir_all(dir);
+    if !gone.is_empty() {
+        let _ = Command::new("rm")
+            .arg("-rf")
+            .args(gone.into_iter().map(|(_, dir)| dir))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
     }
 }
 
