@@ -17,9 +17,11 @@
 
 mod order;
 mod pause;
+mod record;
 mod write;
 mod writes;
 
 pub use pause::Paused;
+pub use record::{resume_stale, Resumed};
 pub use write::{ApplyError, Target, Write};
 pub use writes::{apply, writes, Failure, NotRestored, Outcome};

@@ -53,6 +53,10 @@ pub enum ApplyError {
         run: SyncRun,
         source: io::Error,
     },
+    /// SIGINT, SIGTERM or SIGHUP arrived while the run wrote: it wrote nothing more, restored
+    /// what it had changed and resumed what it had paused (`crate::sys::SignalsDeferred`).
+    #[error("interrupted by {signal}: this run's writes were rolled back and every sync it paused was resumed")]
+    Interrupted { signal: &'static str },
     /// The array began to reshape after it was read; a write that suspends it waits for that.
     #[error("{target}: not written: the array began to reshape after it was read (a later run applies it)")]
     Reshaping { target: Target },

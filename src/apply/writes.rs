@@ -1,14 +1,17 @@
 //! Applying a plan's writes, all or nothing: the writes of a plan in order, each written and read
 //! back, a sync paused around those that must not go into one ([`super::pause`]), and on the
 //! first failure every value this run changed restored, newest first ([`super::order`]), before
-//! the failure is reported with what was put back and what could not be.
+//! the failure is reported with what was put back and what could not be. SIGINT, SIGTERM and
+//! SIGHUP are held off for the whole of it (`crate::sys::SignalsDeferred`): one that arrives is a
+//! failure like a write's, seen before the next write and once more at the end, so that an
+//! interrupted run leaves nothing changed and no sync paused.
 
 use super::order::{in_kernel_order, rollback_order};
 use super::pause::{Paused, Pauses};
 use super::write::{write_checked, ApplyError, Target, Write};
 use crate::md::Value;
 use crate::plan::Plan;
-use crate::sys::Root;
+use crate::sys::{signal_caught, Root, SignalsDeferred};
 use std::time::Duration;
 
 /// Every due write of a plan that is not held back, in order: arrays in plan order (each in
@@ -79,11 +82,12 @@ pub fn apply(
     stop_wait: Duration,
     save_original: &mut dyn FnMut(&Write) -> Result<(), ApplyError>,
 ) -> Outcome {
+    let _deferred = SignalsDeferred::start();
     let mut outcome = Outcome::default();
     let mut pauses = Pauses::new(stop_wait);
     for w in writes {
-        let step = pauses
-            .before(root, &w.target)
+        let step = interrupted()
+            .and_then(|()| pauses.before(root, &w.target))
             .and_then(|()| save_original(&w))
             .and_then(|()| write_checked(root, &w.target, w.after));
         if let Err(error) = step {
@@ -104,8 +108,12 @@ pub fn apply(
         pauses.wrote(&w.target);
         outcome.done.push(w);
     }
-    // The last array's sync goes on; one that cannot is a failure like a write's.
-    match pauses.end(root) {
+    // The last array's sync goes on; one that cannot is a failure like a write's, and so is a
+    // signal that came at any point until it runs again.
+    match interrupted()
+        .and_then(|()| pauses.end(root))
+        .and_then(|()| interrupted())
+    {
         Ok(()) => outcome.paused = pauses.finish().0,
         Err(error) => {
             let undo = outcome.done.clone();
@@ -113,6 +121,14 @@ pub fn apply(
         }
     }
     outcome
+}
+
+/// `Err` once SIGINT, SIGTERM or SIGHUP has arrived during the run's writes.
+fn interrupted() -> Result<(), ApplyError> {
+    match signal_caught() {
+        Some(signal) => Err(ApplyError::Interrupted { signal }),
+        None => Ok(()),
+    }
 }
 
 /// Ends a run that failed with `error`: restores `undo` (with the sync still paused where one

@@ -5,6 +5,7 @@
 //! these in; nothing here reads a file.
 
 use super::member::Member;
+use super::pauses::FrozenBy;
 use crate::md::{Attr, Family, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -16,6 +17,13 @@ pub struct Sync {
     /// `[done, total]` sectors, or `None` when idle or delayed.
     pub completed: Option<[u64; 2]>,
     pub speed_kib_s: Option<u64>,
+    /// The kernel's release (`proc/sys/kernel/osrelease`), read only while a repair runs: it
+    /// tells whether a paused repair would resume as a resync (`crate::md::kernel`).
+    #[serde(skip)]
+    pub release: Option<String>,
+    /// Who froze the sync, when `sync_action` reads `frozen` (docs/reference.md §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_by: Option<FrozenBy>,
 }
 
 /// An external-metadata (IMSM/DDF) member array's container and its mdmon.

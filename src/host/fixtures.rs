@@ -50,6 +50,8 @@ pub(crate) fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
             action: "idle".into(),
             completed: None,
             speed_kib_s: None,
+            release: None,
+            frozen_by: None,
         }),
         values,
         raid_disks: raid456.then_some(queues.len() as u64),

@@ -194,6 +194,31 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         }
         inv.arrays.push(array);
     }
+    // A frozen sync is named with who froze it: mdtune's pauses are recorded under run/mdtune/.
+    let frozen = |a: &&mut Array| a.sync.as_ref().is_some_and(|s| s.action == "frozen");
+    if inv.arrays.iter_mut().any(|a| frozen(&a)) {
+        let recorded: Vec<_> = super::pauses::records(root).into_iter().flatten().collect();
+        for a in inv.arrays.iter_mut().filter(frozen) {
+            let by = super::pauses::frozen_by(root, &a.name, &recorded);
+            if let Some(s) = a.sync.as_mut() {
+                s.frozen_by = Some(by);
+            }
+        }
+    }
+    // Whether a paused repair resumes as a resync depends on the kernel: read its release under
+    // the root, and only while a repair runs.
+    let repairing = |a: &&mut Array| a.sync.as_ref().is_some_and(|s| s.action == "repair");
+    if inv.arrays.iter_mut().any(|a| repairing(&a)) {
+        let release = root
+            .read_text(&root.base().join(sys::OSRELEASE))
+            .ok()
+            .map(trimmed);
+        for a in inv.arrays.iter_mut().filter(repairing) {
+            if let Some(s) = a.sync.as_mut() {
+                s.release.clone_from(&release);
+            }
+        }
+    }
     // udev's by-id links tell the uuid on kernels without md/uuid (before about 5.9) and for
     // external metadata (an all-zero md/uuid): read them only when an array needs them.
     if inv.arrays.iter().any(|a| a.uuid.is_none()) {
@@ -288,6 +313,8 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
             action,
             completed: crate::md::parse_progress(&text("sync_completed")?),
             speed_kib_s: text("sync_speed")?.parse().ok(),
+            release: None,
+            frozen_by: None,
         });
     }
     let position = text("reshape_position")?;

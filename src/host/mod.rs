@@ -12,9 +12,12 @@ mod device;
 pub(crate) mod fixtures;
 mod inventory;
 mod member;
+mod pauses;
 mod topology;
 
 pub use array::{Array, External, Raid10, Sync};
 pub use cpus::Cpus;
 pub use inventory::{read, Inventory, InventoryError, Scope};
 pub use member::{Leaf, Member, Role};
+pub(crate) use pauses::path as pause_path;
+pub use pauses::{records as pause_records, FrozenBy, Record as PauseRecord};

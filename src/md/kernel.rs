@@ -112,6 +112,23 @@ pub(crate) const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCo
 /// sync on every kernel (`frozen` in `sync_action`, then the sync resumed from where it stopped).
 pub(crate) const PAUSED_FOR: [Attr; 2] = SUSPENDS_ARRAY;
 
+/// From Linux 7.0 a repair that is interrupted marks the array for a resync: `md_finish_sync`
+/// lost its `curr_resync >= resync_offset` guard, so writing `repair` back after a pause runs a
+/// resync instead (from 0 with a bitmap). A check is unaffected. On such a kernel a write that
+/// needs a pause waits for a running repair to end instead.
+pub(crate) const REPAIR_RESUMES_AS_RESYNC_FROM: (u32, u32) = (7, 0);
+
+/// True if and only if a repair paused on the kernel of `release` (`proc/sys/kernel/osrelease`,
+/// `6.12.57+deb13-cloud-amd64`) would resume as a resync. A release that cannot be read or
+/// parsed counts as one that would: holding a write back is the side that leaves nothing worse.
+pub(crate) fn repair_resumes_as_resync(release: Option<&str>) -> bool {
+    let version = release.and_then(|r| {
+        let mut parts = r.split(|c: char| !c.is_ascii_digit());
+        Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    });
+    version.is_none_or(|v: (u32, u32)| v >= REPAIR_RESUMES_AS_RESYNC_FROM)
+}
+
 /// How long a paused sync may take to stop (`sync_completed` reading `none`) before mdtune gives
 /// up, writes nothing and resumes it: the `frozen` write returns only once the sync thread has
 /// exited (`md_reap_sync_thread` up to 6.6, `stop_sync_thread` from 6.7), so this is a bound for

@@ -14,6 +14,8 @@ pub(crate) const SYNC_COMPLETED: &str = "sync_completed";
 /// `md/sync_min`: where a requested sync (check, repair) starts (`min_sync_store`: EBUSY while
 /// a sync runs; rounded down to 8 sectors).
 pub(crate) const SYNC_MIN: &str = "sync_min";
+/// `md/sync_max`: where a requested sync stops (`max` or sectors; an mdcheck window's end).
+pub(crate) const SYNC_MAX: &str = "sync_max";
 /// What stops a running sync and keeps md from starting another (`action_store`: sets
 /// `MD_RECOVERY_FROZEN`, interrupts the sync thread and waits until it has exited).
 pub(crate) const FREEZE: &str = "frozen";

@@ -11,7 +11,9 @@
 //! - A `preread_bypass_threshold` above the live stripe cache waits with a held-back cache.
 //! - While a resync, recovery, check or repair runs, the writes of [`kernel::PAUSED_FOR`] go in
 //!   with the sync paused (`crate::apply` pauses and resumes it; the plan says it will), except on
-//!   an external-metadata array, whose sync mdmon drives: there they wait for the sync to end.
+//!   an external-metadata array, whose sync mdmon drives: there they wait for the sync to end;
+//!   and except a repair on a kernel where a paused repair resumes as a resync
+//!   ([`kernel::repair_resumes_as_resync`]): there they wait for the repair to end.
 //!
 //! Pure: it reads the inventory's array and changes the plan's copy.
 
@@ -73,6 +75,10 @@ fn why(array: &Array, c: &Change) -> Option<Hold> {
     if let (Some(run), true) = (running(array), kernel::PAUSED_FOR.contains(&c.attr)) {
         if array.external.is_some() {
             return Some(Hold::Sync(run));
+        }
+        let release = array.sync.as_ref().and_then(|s| s.release.as_deref());
+        if run == SyncRun::Repair && kernel::repair_resumes_as_resync(release) {
+            return Some(Hold::Repair);
         }
     }
     let no_mdmon = array.external.as_ref().is_some_and(|e| e.mdmon.is_err());

@@ -205,6 +205,8 @@ pub enum Hold {
     AfterStripeCache,
     /// A sync runs on an external-metadata array, where mdmon drives it: not paused.
     Sync(SyncRun),
+    /// A repair runs on a kernel where a paused repair resumes as a resync: not paused.
+    Repair,
 }
 
 impl Hold {
@@ -234,6 +236,19 @@ impl Hold {
                 "{}: stripe_cache_size is held back and the kernel refuses a \
                  preread_bypass_threshold above the live stripe cache",
                 array.name
+            ),
+            Hold::Repair => format!(
+                "{} runs a repair, and on this kernel ({}) a paused repair would resume as a \
+                 resync (Linux {}.{} and later, md_finish_sync; with a bitmap from 0): held \
+                 back until the repair ends",
+                array.name,
+                array
+                    .sync
+                    .as_ref()
+                    .and_then(|s| s.release.as_deref())
+                    .unwrap_or("its release cannot be read"),
+                kernel::REPAIR_RESUMES_AS_RESYNC_FROM.0,
+                kernel::REPAIR_RESUMES_AS_RESYNC_FROM.1
             ),
             Hold::Sync(run) => format!(
                 "{} runs a {run} and has external metadata, whose sync mdmon drives, so mdtune \

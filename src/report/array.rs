@@ -38,6 +38,11 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         settings.insert(c.attr.name(), s);
         line.add(c.attr.name(), c.before, c.after, c.hold);
     }
+    // A frozen sync starts no rebuild onto a spare: never compliant (docs/reference.md §3).
+    let frozen = a.sync.as_ref().and_then(|s| s.frozen_by.as_ref());
+    if let Some(by) = frozen {
+        line.state(&by.describe(&a.name));
+    }
     let sync_pause = sync_pause(a, ap, ends);
     if let Some(p) = &sync_pause {
         line.note(msg::pause_note(p, state));
@@ -63,7 +68,7 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         settings,
         skipped: ap.skipped.clone(),
         // Never vacuous: values that could not be read are not known to match.
-        compliant: ap.is_compliant() && a.unreadable.is_none(),
+        compliant: ap.is_compliant() && a.unreadable.is_none() && frozen.is_none(),
     };
     Part {
         report,

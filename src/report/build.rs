@@ -75,6 +75,7 @@ pub fn build(
         warnings,
         rolled_back,
         not_restored,
+        resumed: Vec::new(),
     }
 }
 

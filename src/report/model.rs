@@ -4,6 +4,7 @@
 //! person. `super::build` fills it in.
 
 use crate::apply::Paused;
+use crate::apply::Resumed;
 use crate::host::{Member, Sync};
 use crate::md::{Attr, SyncRun, Value};
 use crate::persist::{Diverged, Reload};
@@ -138,6 +139,31 @@ pub struct Report {
     /// After a failed rollback: what is still changed, with the error that kept it so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) not_restored: Option<Vec<String>>,
+    /// Syncs a killed mdtune run had left frozen, resumed by this run before it read the host
+    /// (docs/reference.md §4, "A pause that always ends").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) resumed: Vec<Resumed>,
+}
+
+impl Report {
+    /// Adds what resuming stale pauses did: each in `resumed` and as a warning, and a resumed
+    /// sync is a change.
+    pub(crate) fn note_resumed(&mut self, resumed: Vec<Resumed>) {
+        for r in &resumed {
+            let from = r
+                .from
+                .map_or(String::new(), |f| format!(" from sector {f}"));
+            self.warnings.push(format!(
+                "{}: a {} an earlier mdtune run (pid {}) paused and did not resume: {}{from}",
+                r.array, r.action, r.pid, r.outcome
+            ));
+        }
+        self.changed |= resumed.iter().any(|r| r.outcome == "resumed");
+        self.failed |= resumed
+            .iter()
+            .any(|r| r.outcome != "resumed" && r.outcome != "not frozen");
+        self.resumed = resumed;
+    }
 }
 
 impl Report {

@@ -133,6 +133,15 @@ impl Line {
         });
     }
 
+    /// Something the array's state says besides its settings (a frozen sync), in its words.
+    pub(super) fn state(&mut self, text: &str) {
+        let text = text
+            .strip_prefix(&format!("{}: ", self.name))
+            .unwrap_or(text);
+        self.compliant = false;
+        self.what.push(text.to_string());
+    }
+
     /// Said after the settings, in parentheses.
     pub(super) fn note(&mut self, note: String) {
         self.note = Some(note);
@@ -180,6 +189,7 @@ fn short(h: Hold) -> &'static str {
         Hold::Reshape => "reshape",
         Hold::NoMdmon => "no mdmon",
         Hold::AfterStripeCache => "waits for stripe_cache_size",
+        Hold::Repair => "repair running",
         Hold::Sync(run) => match run {
             SyncRun::Resync => "resync running",
             SyncRun::Recover => "recover running",

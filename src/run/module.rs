@@ -151,10 +151,15 @@ fn run_on(spec: &Spec, root: &Root, wait: Duration, caller: &Caller) -> Result<R
         refusal = Refusal::AfterWait;
     }
     let lock = lock(root, wait)?;
-    let result = match spec.state {
+    // A sync a killed run left frozen runs again before the host is read.
+    let resumed = apply::resume_stale(root);
+    let mut result = match spec.state {
         State::Reverted => super::revert::revert(spec, root),
         State::Present | State::Query => present(spec, root, refusal),
     };
+    if let Ok(report) = result.as_mut() {
+        report.note_resumed(resumed);
+    }
     record(&lock, caller, spec, &result);
     result
 }

@@ -13,6 +13,7 @@ use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
 use super::module::{open_root, tune, Against, Refusal};
 use super::scope::scope;
+use crate::apply::{self, Resumed};
 use crate::host;
 use crate::persist;
 use crate::report::Report;
@@ -27,8 +28,9 @@ pub(crate) const MAX_NAME_LEN: usize = 31;
 
 /// What a replay did.
 enum Replay {
-    /// Nothing to do, and why (nothing persisted, the array is inactive, ...).
-    Nothing(String),
+    /// Nothing to do, and why (nothing persisted, the array is inactive, ...), besides the syncs
+    /// a killed run had left frozen, resumed first.
+    Nothing(String, Vec<Resumed>),
     Ran(Box<Report>),
 }
 
@@ -63,9 +65,12 @@ pub fn udev(name: &str, root: &Path) -> (String, Exit) {
             trail::failure(root, &caller, &e.to_string());
             (failure(&e.to_string()).to_string(), e.exit())
         }
-        Ok(Replay::Nothing(msg)) => {
-            let json =
-                serde_json::json!({"changed": false, "failed": false, "msg": msg, "warnings": []});
+        Ok(Replay::Nothing(msg, resumed)) => {
+            let changed = resumed.iter().any(|r| r.outcome == "resumed");
+            let mut json = serde_json::json!({"changed": changed, "failed": false, "msg": msg, "warnings": []});
+            if !resumed.is_empty() {
+                json["resumed"] = serde_json::to_value(&resumed).unwrap_or_default();
+            }
             (json.to_string(), Exit::Ok)
         }
         Ok(Replay::Ran(r)) => {
@@ -85,7 +90,16 @@ fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunEr
     }
     let root = open_root(root_path)?;
     let lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
-    let done = replay_locked(name, root_path, &root);
+    // A sync a killed run left frozen runs again first (any array: the lock is held).
+    let resumed = apply::resume_stale(&root);
+    let done = match replay_locked(name, root_path, &root) {
+        Ok(Replay::Ran(mut r)) => {
+            r.note_resumed(resumed);
+            Ok(Replay::Ran(r))
+        }
+        Ok(Replay::Nothing(msg, _)) => Ok(Replay::Nothing(msg, resumed)),
+        Err(e) => Err(e),
+    };
     // A replay that changed something or failed is recorded; one that had nothing to do, or
     // found everything in place, writes nothing.
     match &done {
@@ -101,18 +115,20 @@ fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunEr
 /// The replay under the lock: the persisted state is read only now.
 fn replay_locked(name: &str, root_path: &Path, root: &Root) -> Result<Replay, RunError> {
     let Some(text) = persist::load_state(root)? else {
-        return Ok(Replay::Nothing(format!(
-            "{name}: nothing persisted to apply"
-        )));
+        return Ok(Replay::Nothing(
+            format!("{name}: nothing persisted to apply"),
+            Vec::new(),
+        ));
     };
     let mut spec = Spec::from_json(&text).map_err(|source| RunError::Persisted {
         path: format!("/etc/mdtune/{}", persist::STATE_FILE),
         source,
     })?;
     if spec.state != State::Present {
-        return Ok(Replay::Nothing(format!(
-            "{name}: nothing persisted to apply"
-        )));
+        return Ok(Replay::Nothing(
+            format!("{name}: nothing persisted to apply"),
+            Vec::new(),
+        ));
     }
     spec.root = root_path.to_path_buf();
     spec.only = Some(name.to_string());
@@ -121,12 +137,14 @@ fn replay_locked(name: &str, root_path: &Path, root: &Root) -> Result<Replay, Ru
     spec.diff = false;
     let inv = host::read(root, &scope(&spec))?;
     match inv.arrays.first() {
-        None => Ok(Replay::Nothing(format!(
-            "{name}: not an md array on this host"
-        ))),
-        Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(format!(
-            "{name} is inactive: nothing to apply until it runs"
-        ))),
+        None => Ok(Replay::Nothing(
+            format!("{name}: not an md array on this host"),
+            Vec::new(),
+        )),
+        Some(a) if a.is_inactive() || a.is_container() => Ok(Replay::Nothing(
+            format!("{name} is inactive: nothing to apply until it runs"),
+            Vec::new(),
+        )),
         Some(_) => tune(&spec, root, &inv, Refusal::Replay, &Against::Nothing)
             .map(|r| Replay::Ran(Box::new(r))),
     }

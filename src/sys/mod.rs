@@ -16,6 +16,7 @@ mod error;
 mod listing;
 mod resolve;
 mod root;
+mod signals;
 
 pub use args::{open_args_file, ArgsFileError};
 
@@ -37,5 +38,7 @@ pub(crate) use dir_write::{LockFile, OpenLock};
 pub(crate) use error::{in_place, leads_out, EBUSY, ENODEV};
 pub use root::Root;
 pub(crate) use root::{
-    write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,
+    write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE,
+    SYS_WORKQUEUE,
 };
+pub(crate) use signals::{caught as signal_caught, Deferred as SignalsDeferred};

@@ -44,6 +44,8 @@ pub(crate) const SYS_WORKQUEUE: &str = "devices/virtual/workqueue";
 pub(crate) const DEV_MD: &str = "dev/md";
 pub(crate) const DEV_BY_ID: &str = "dev/disk/by-id";
 
+/// The kernel's release, as `uname -r` prints it, under the root.
+pub(crate) const OSRELEASE: &str = "proc/sys/kernel/osrelease";
 /// The lock's file name under `run/`.
 pub(crate) const LOCK_FILE: &str = "mdtune.lock";
 

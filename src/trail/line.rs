@@ -133,6 +133,7 @@ mod tests {
                 paused_at: Some([1024, 65408]),
                 resumed_from: None,
                 resumed: true,
+                record: Default::default(),
             }],
         };
         let r = build(&spec, &inv, &plan, &outcome, Persist::default());

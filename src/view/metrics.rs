@@ -300,6 +300,15 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
         let help = "1 for the array's sync action (md/sync_action).";
         f.add("mdtune_array_sync_action", help, &labels, flag(a == action));
     }
+    for by in ["mdtune", "other"] {
+        let labels = [("array", name), ("by", by)];
+        let help = "1 if the array's sync is frozen (md/sync_action reads frozen), by an mdtune \
+                    pause (by=\"mdtune\": a run's, or one a killed run left, which mdtune --tick \
+                    resumes) or by something else (by=\"other\"). While frozen, md starts no \
+                    rebuild onto a spare.";
+        let frozen = s["frozen_by"]["by"].as_str() == Some(by);
+        f.add("mdtune_array_sync_frozen", help, &labels, flag(frozen));
+    }
     let of = [("array", name)];
     let (done, total) = (s["completed"][0].as_u64(), s["completed"][1].as_u64());
     if let Some(r) = done.zip(total).and_then(|(d, t)| ratio(d, t)) {

@@ -90,6 +90,9 @@ fn array(out: &mut String, a: &Json) {
             let _ = write!(s, ", {speed} KiB/s");
         }
         let _ = writeln!(out, "  sync: {s}");
+        if let Some(line) = frozen(&a["sync"]["frozen_by"]) {
+            let _ = writeln!(out, "  frozen: {line}");
+        }
     }
     for (key, label) in [
         ("reshape", "reshape"),
@@ -110,6 +113,27 @@ fn array(out: &mut String, a: &Json) {
             shown(&s["reason"])
         );
     }
+}
+
+/// Who froze the sync, and what to do about it (docs/reference.md §3): `None` when it is not
+/// frozen.
+pub(super) fn frozen(by: &Json) -> Option<String> {
+    let why = "while frozen, md starts no resync and no rebuild onto a spare";
+    Some(match (by["by"].as_str()?, by["running"] == true) {
+        ("mdtune", true) => format!(
+            "paused by a running mdtune (pid {}) around its writes",
+            shown(&by["pid"])
+        ),
+        ("mdtune", false) => format!(
+            "by an mdtune run (pid {}) killed mid-pause; {why}: resume it with {}",
+            shown(&by["pid"]),
+            shown(&by["resume"])
+        ),
+        _ => format!(
+            "not by mdtune (md/sync_action reads frozen); {why}: resume it (echo idle > \
+             md/sync_action) once whoever froze it is done"
+        ),
+    })
 }
 
 /// The members, each a line, with the devices below it as a tree.

@@ -72,6 +72,15 @@ pub fn verify(report: &Json) -> String {
             }
         }
     }
+    // A frozen sync starts no rebuild onto a spare: a row of its own, never compliant.
+    for a in r["arrays"].as_array().into_iter().flatten() {
+        if let Some(line) = super::show::frozen(&a["sync"]["frozen_by"]) {
+            let name = shown(&a["name"]);
+            let cells = [&name, "sync", "running", "frozen", "-", "no"];
+            t.row(cells.map(|c| c.to_string()).to_vec());
+            let _ = writeln!(notes, "  {name} sync: frozen {line}");
+        }
+    }
     out.push_str(&t.render());
     out.push_str(&notes);
     for w in r["warnings"].as_array().into_iter().flatten() {

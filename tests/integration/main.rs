@@ -22,6 +22,7 @@ mod listing_ends;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;
+mod pause_ends;
 mod people;
 mod people_text;
 mod persist_files;

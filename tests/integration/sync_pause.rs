@@ -416,8 +416,8 @@ fn a_sync_that_cannot_be_resumed_fails_the_run_rolls_back_and_says_how_to_resume
         msg.starts_with("md0: the check paused for this run's writes could not be resumed: ")
             && msg.contains(
                 "NOT RESUMED: md0: the check is left frozen (paused at 4096 / 65536): resume it \
-                 with: echo 4096 > /sys/block/md0/md/sync_min; echo check > \
-                 /sys/block/md0/md/sync_action"
+                 with mdtune --tick (or by hand: echo 4096 > /sys/block/md0/md/sync_min; echo \
+                 check > /sys/block/md0/md/sync_action)"
             ),
         "{msg}"
     );

@@ -106,7 +106,8 @@ pub fn kernel_uuid(mdadm: &str) -> String {
 }
 
 impl FakeRoot {
-    /// An empty host: `proc/sys/dev/raid` with kernel defaults, `cpus` online CPUs, `run/`.
+    /// An empty host: `proc/sys/dev/raid` with kernel defaults, `cpus` online CPUs, `run/`, and
+    /// `proc/sys/kernel/osrelease` of a 6.12 kernel ([`FakeRoot::set_release`]).
     pub fn new(dir: &Path, cpus: u32) -> FakeRoot {
         fs::create_dir_all(dir.join("sys/block")).unwrap();
         fs::create_dir_all(dir.join("run")).unwrap();
@@ -114,6 +115,10 @@ impl FakeRoot {
         fs::create_dir_all(dir.join("dev")).unwrap();
         write(&dir.join("proc/sys/dev/raid/speed_limit_min"), "1000");
         write(&dir.join("proc/sys/dev/raid/speed_limit_max"), "200000");
+        write(
+            &dir.join("proc/sys/kernel/osrelease"),
+            "6.12.57+deb13-cloud-amd64",
+        );
         let root = FakeRoot {
             dir: dir.to_path_buf(),
             devices: HashMap::new(),
@@ -124,6 +129,18 @@ impl FakeRoot {
         };
         root.set_cpus(cpus);
         root
+    }
+
+    /// The kernel's release as `uname -r` prints it (`proc/sys/kernel/osrelease`); `None`
+    /// removes the file.
+    pub fn set_release(&self, release: Option<&str>) {
+        let path = self.dir.join("proc/sys/kernel/osrelease");
+        match release {
+            Some(r) => write(&path, r),
+            None => {
+                let _ = fs::remove_file(path);
+            }
+        }
     }
 
     /// Makes the host a kernel of 6.16 or later, which has the sync I/O depth (md.c
