@@ -6,7 +6,8 @@
 
 use crate::common::{bin, finish_with_input, hold_lock, logged, run, run_command, scratch, syslog};
 use crate::oncall::{mdtune, rolled_out, MANIFEST};
-use mdtune_fakeroot::demo_host;
+use crate::people::refs;
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::ErrorKind;
@@ -374,4 +375,35 @@ fn a_stopped_system_log_never_holds_up_the_answer() {
         "{stderr}"
     );
     drop(logger);
+}
+
+#[test]
+fn the_trail_escapes_every_field_from_the_host_as_it_escapes_the_caller() {
+    // An array whose kernel name (sys/block/<name>, sys/devices/virtual/block/<name>) holds an
+    // escape sequence, a carriage return, a newline and a direction override: raw in the system
+    // log, journald would show the line as [blob data], or the newline would fake a second line.
+    let dir = scratch("trail-hostile-name");
+    let mut r = FakeRoot::new(&dir, 8);
+    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 4)).collect();
+    let name = "md_a\u{1b}[2J\r\n\u{202e}b";
+    r.md(name, &MdSpec::level("raid5", 1), &refs(&d));
+    let log = syslog(&dir);
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "*", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.json["changed"], true, "{}", out.stdout);
+    let lines = logged(&log);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        !lines[0].chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "a raw control character reached the system log: {}",
+        lines[0].escape_debug()
+    );
+    assert!(
+        lines[0]
+            .contains(": changed md_a\\x1b[2J\\x0d\\x0a\\u{202e}b: group_thread_cnt 0 -> 4, stripe_cache_size 256 -> 4096"),
+        "{}",
+        lines[0].escape_debug()
+    );
 }
