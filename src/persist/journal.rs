@@ -84,8 +84,9 @@ fn ask(program: &Path, args: &[&str], timeout: Duration) -> Result<String, Strin
                 sleep(Duration::from_millis(10))
             }
             Ok(None) => {
+                // Not waited for: a journalctl stuck in the kernel on a hung disk can outlive
+                // its SIGKILL, and --show must answer all the same.
                 let _ = child.kill();
-                let _ = child.wait();
                 return Err(if out.len() > MAX_OUTPUT {
                     format!("{name} printed more than {MAX_OUTPUT} bytes")
                 } else {

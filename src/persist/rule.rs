@@ -11,8 +11,11 @@
 
 use crate::sys::Root;
 use serde::Serialize;
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
 
 /// The udev rule, under `etc/udev/rules.d/`.
 pub(crate) const RULE_FILE: &str = "90-mdtune.rules";
@@ -21,6 +24,9 @@ pub(crate) const RULE_FILE: &str = "90-mdtune.rules";
 pub(crate) const RELOAD_COMMAND: &str = "udevadm control --reload";
 /// udevd's control socket: it exists while udevd runs.
 const UDEV_CONTROL: &str = "/run/udev/control";
+/// How long `udevadm control --reload` may take before it is killed: it waits for udevd's
+/// answer, and a udevd that is hung or stopped would otherwise hold the run.
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The udev rule that runs `binary` (an absolute path on the target system): md devices only, on
 /// `change` (an array starts running) and `add` (coldplug of an array the initramfs assembled;
@@ -70,26 +76,57 @@ pub(crate) fn reload_udev(root: &Root, run: bool) -> Reload {
     .find(|p| Path::new(p).exists()) else {
         return not_run("udevadm is not installed".into());
     };
-    let result = match Command::new(udevadm)
-        .args(["control", "--reload"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-    {
-        Ok(out) if out.status.success() => "reloaded".to_string(),
-        Ok(out) => format!(
-            "failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-        Err(e) => format!("failed: cannot run {udevadm}: {e}"),
-    };
+    let result = ask(udevadm, &["control", "--reload"], RELOAD_TIMEOUT);
     Reload {
         command: RELOAD_COMMAND,
         ran: true,
         result,
     }
+}
+
+/// Runs `program` with `args` and says how it ended: `reloaded`, `failed (STATUS): STDERR`, or
+/// `failed: ...` when it could not be started or had not ended within `timeout`, when it is
+/// killed. It is not waited for after the kill (a process stuck in the kernel can outlive its
+/// SIGKILL), and its stderr is read only once it has ended, without blocking.
+fn ask(program: &str, args: &[&str], timeout: Duration) -> String {
+    let mut child = match Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return format!("failed: cannot run {program}: {e}"),
+    };
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < timeout => sleep(Duration::from_millis(10)),
+            Ok(None) => {
+                let _ = child.kill();
+                // In ms: formatting a float would add its printer to the binary.
+                let ms = timeout.as_millis();
+                return format!("failed: {program} did not answer within {ms} ms; killed");
+            }
+            Err(e) => return format!("failed: cannot wait for {program}: {e}"),
+        }
+    };
+    if status.success() {
+        return "reloaded".to_string();
+    }
+    // Whatever it printed is in the pipe; a child of its own holding the pipe cannot hold this.
+    let mut err = Vec::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        if crate::sys::set_nonblocking(&stderr).is_ok() {
+            let _ = stderr.read_to_end(&mut err);
+        }
+    }
+    format!(
+        "failed ({status}): {}",
+        String::from_utf8_lossy(&err).trim()
+    )
 }
 
 /// Telling udevd that its rules changed.
@@ -115,5 +152,35 @@ mod tests {
             "{rule}"
         );
         assert!(rule.contains("ENV{DEVTYPE}==\"disk\""), "{rule}");
+    }
+
+    #[test]
+    fn a_reload_that_does_not_answer_in_time_is_killed_and_said() {
+        assert_eq!(
+            ask("/bin/sh", &["-c", "exit 0"], RELOAD_TIMEOUT),
+            "reloaded"
+        );
+        let started = Instant::now();
+        let slow = ask(
+            "/bin/sh",
+            &["-c", "exec sleep 30"],
+            Duration::from_millis(200),
+        );
+        assert_eq!(slow, "failed: /bin/sh did not answer within 200 ms; killed");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "a hung udevadm holds the run"
+        );
+        let failed = ask(
+            "/bin/sh",
+            &["-c", "echo no udevd >&2; exit 3"],
+            RELOAD_TIMEOUT,
+        );
+        assert_eq!(failed, "failed (exit status: 3): no udevd");
+        let missing = ask("/nonexistent/udevadm", &[], RELOAD_TIMEOUT);
+        assert!(
+            missing.starts_with("failed: cannot run /nonexistent/udevadm: "),
+            "{missing}"
+        );
     }
 }

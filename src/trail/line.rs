@@ -2,6 +2,13 @@
 //! setting with its old and new value, and the persisted files it wrote or removed; or that it
 //! failed, and why. Pure: the report in, a line out. A run that changed nothing and did not fail
 //! has no line.
+//!
+//! Everything after the caller comes from the host or the run (array names, values the kernel
+//! printed, paths, failure messages that quote them) and is escaped as the caller is
+//! (`crate::view::escaped`), once, as a whole: its fixed words hold neither a control character
+//! nor a backslash, so that is the same as escaping each field, and a field added later cannot be
+//! forgotten. A raw control character would reach the journal, which then shows the whole line
+//! as `[blob data]`, or fake a second line.
 
 use super::caller::Caller;
 use crate::report::{pause_note, Report, SyncPause};
@@ -16,9 +23,8 @@ pub const INFO: u8 = 3 * 8 + 6;
 /// nothing and did not fail. `removing` says that the run's persisted files were removed
 /// (`state: reverted`, `persist: false`), not written.
 pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Option<(u8, String)> {
-    let who = caller.describe();
     if report.failed {
-        return Some((ERR, format!("{who}: FAILED: {}", report.msg)));
+        return Some((ERR, said(caller, &format!("FAILED: {}", report.msg))));
     }
     if !report.changed {
         return None;
@@ -42,12 +48,17 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
     } else {
         "changed"
     };
-    Some((INFO, format!("{who}: {head} {}", parts.join("; "))))
+    Some((INFO, said(caller, &format!("{head} {}", parts.join("; ")))))
 }
 
 /// The line for a run that stopped before it had a report.
 pub(crate) fn of_failure(caller: &Caller, error: &str) -> (u8, String) {
-    (ERR, format!("{}: FAILED: {error}", caller.describe()))
+    (ERR, said(caller, &format!("FAILED: {error}")))
+}
+
+/// `caller: what`, `what` escaped (the caller is already, `super::caller`).
+fn said(caller: &Caller, what: &str) -> String {
+    format!("{}: {}", caller.describe(), crate::view::escaped(what))
 }
 
 /// `target: setting old -> new, ...` for the settings of `target` that changed; `None` when none
@@ -142,6 +153,35 @@ mod tests {
             line,
             "ansible mdtune, user alice via sudo: changed md0: group_thread_cnt 0 -> 8 \
              (resync paused at 1024 / 65408, resumed from the kernel's checkpoint)"
+        );
+    }
+
+    #[test]
+    fn every_field_from_the_host_is_escaped_as_the_caller_is() {
+        let name = "md_a\u{1b}[2J\n\u{202e}b\\";
+        let inv = host(vec![raid(name, "raid5", &[Some(8), Some(8)])]);
+        let spec = Spec::from_json(r#"{"check_mode": true}"#).unwrap();
+        let plan = crate::plan::plan(&spec, &inv).unwrap();
+        let persist = Persist {
+            changed: true,
+            files: vec!["/etc/md\r\t".into()],
+            ..Persist::default()
+        };
+        let r = build(&spec, &inv, &plan, &Outcome::default(), persist);
+        let hostile = Caller {
+            tool: crate::view::escaped("x\ny").into_owned(),
+            person: "user root".into(),
+        };
+        let (_, line) = of_report(&hostile, &r, false).unwrap();
+        assert_eq!(
+            line,
+            "x\\x0ay, user root: changed md_a\\x1b[2J\\x0a\\u{202e}b\\\\: group_thread_cnt 0 \
+             -> 8; persisted /etc/md\\x0d\\x09"
+        );
+        let (_, line) = of_failure(&caller(), "cannot read /sys/block/md\u{7}0: it is gone");
+        assert_eq!(
+            line,
+            "ansible mdtune, user alice via sudo: FAILED: cannot read /sys/block/md\\x070: it is gone"
         );
     }
 

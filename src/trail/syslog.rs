@@ -1,12 +1,20 @@
 //! The system log, as mdtune reaches it: the `dev/log` datagram socket (journald's or
-//! rsyslog's), else `dev/kmsg`. Best effort: a log that cannot be written must not fail the run.
-//! Both are confined to the root: `dev/` is opened beneath it, `dev/log` must be a socket in it
-//! (pinned: the socket checked is the one sent to), and `dev/kmsg` is opened without blocking or
-//! following a link, never created, and written only when it is a character device: udev kills
-//! a worker that hangs (docs/reference.md §1).
+//! rsyslog's), else `dev/kmsg`. Best effort, and never waited for: a log that cannot take the
+//! line must neither fail the run nor hold it, since the line is sent after the values are
+//! written and before the answer is printed. Both are confined to the root: `dev/` is opened
+//! beneath it, `dev/log` must be a socket in it (pinned: the socket checked is the one sent to),
+//! and `dev/kmsg` is opened without blocking or following a link, never created, and written only
+//! when it is a character device: udev kills a worker that hangs (docs/reference.md §1).
+//!
+//! The socket is sent to without blocking: a logger that is stopped or hung (its queue full)
+//! answers `EAGAIN` at once, and one that is gone `ECONNREFUSED`. Either way the line then goes
+//! to `dev/kmsg`, whose writes never wait (journald and rsyslog's `imklog` read it, so the line
+//! still reaches the journal once its reader catches up), and one line on stderr says that the
+//! system log did not take it and where the line went, or that it is dropped. A root without a
+//! socket at `dev/log` has no system log to miss: the line goes to `dev/kmsg` as before, quietly.
 
-use crate::sys::Root;
-use std::io::Write;
+use crate::sys::{Dir, Root};
+use std::io::{self, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
@@ -19,29 +27,69 @@ pub const TAG: &str = "mdtune";
 pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
     // An unusable root has no log of its own to write to.
     let Ok(root) = Root::new(root) else { return };
-    let Ok(Some(dev)) = root.dir_beneath(&root.base().join("dev")) else {
+    let base = root.base();
+    let Ok(Some(dev)) = root.dir_beneath(&base.join("dev")) else {
         return;
     };
+    let refused = match send(
+        &dev,
+        &format!("<{priority}>{TAG}[{}]: {msg}", std::process::id()),
+    ) {
+        Sent::Taken => return,
+        Sent::NoSocket => None,
+        Sent::Refused(e) => Some(e),
+    };
+    let kmsg = to_kmsg(&dev, &format!("<{priority}>{TAG}: {msg}\n"));
+    if let Some(e) = refused {
+        let shown =
+            |p: &str| crate::view::escaped(&base.join(p).display().to_string()).into_owned();
+        let went = if kmsg {
+            format!("it went to the kernel log at {} instead", shown("dev/kmsg"))
+        } else {
+            "the line is dropped".to_string()
+        };
+        eprintln!(
+            "{TAG}: the system log at {} did not take the trail line ({e}); {went}",
+            shown("dev/log")
+        );
+    }
+}
+
+/// What became of a line sent to `dev/log`.
+enum Sent {
+    Taken,
+    /// Nothing there is a socket: the root has no system log.
+    NoSocket,
+    /// The socket did not take it: its reader is stopped or hung (`EAGAIN`), or gone.
+    Refused(io::Error),
+}
+
+/// Sends `line` to the socket at `dev/log` without waiting.
+fn send(dev: &Dir, line: &str) -> Sent {
     // Pinned in the open directory: the socket checked is the socket sent to, even if
     // another is renamed onto `dev/log` in between.
-    if let Ok((sock, path)) = dev.pin("log") {
-        let is_socket = sock.metadata().is_ok_and(|m| m.file_type().is_socket());
-        let line = format!("<{priority}>{TAG}[{}]: {msg}", std::process::id());
-        if is_socket
-            && UnixDatagram::unbound()
-                .and_then(|s| s.send_to(line.as_bytes(), &path))
-                .is_ok()
-        {
-            return;
-        }
-    }
-    let Ok(mut kmsg) = dev.open_log("kmsg") else {
-        return;
+    let Ok((sock, path)) = dev.pin("log") else {
+        return Sent::NoSocket;
     };
-    if kmsg
-        .metadata()
-        .is_ok_and(|m| m.file_type().is_char_device())
-    {
-        let _ = kmsg.write_all(format!("<{priority}>{TAG}: {msg}\n").as_bytes());
+    if !sock.metadata().is_ok_and(|m| m.file_type().is_socket()) {
+        return Sent::NoSocket;
     }
+    let sent = UnixDatagram::unbound().and_then(|s| {
+        s.set_nonblocking(true)?;
+        s.send_to(line.as_bytes(), &path)
+    });
+    match sent {
+        Ok(_) => Sent::Taken,
+        Err(e) => Sent::Refused(e),
+    }
+}
+
+/// Writes `line` to `dev/kmsg` when it is a character device; true if it took it.
+fn to_kmsg(dev: &Dir, line: &str) -> bool {
+    let Ok(mut kmsg) = dev.open_log("kmsg") else {
+        return false;
+    };
+    kmsg.metadata()
+        .is_ok_and(|m| m.file_type().is_char_device())
+        && kmsg.write_all(line.as_bytes()).is_ok()
 }

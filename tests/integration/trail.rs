@@ -4,13 +4,16 @@
 //! and each change, and a record of itself in the lock file that `--show` and `--metrics` read;
 //! the persisted state says when and by which version it was written.
 
-use crate::common::{bin, hold_lock, logged, run, run_command, scratch, syslog};
+use crate::common::{bin, finish_with_input, hold_lock, logged, run, run_command, scratch, syslog};
 use crate::oncall::{mdtune, rolled_out, MANIFEST};
-use mdtune_fakeroot::demo_host;
+use crate::people::refs;
+use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::net::UnixDatagram;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// `mdtune -` with `input` (its root set) and only the environment given.
@@ -226,4 +229,181 @@ fn the_last_run_is_recorded_in_the_lock_file_and_shown_and_exported() {
     );
     assert!(metrics.contains("mdtune_last_run_changed 1\n"), "{metrics}");
     drop(r);
+}
+
+/// Fills the queue of the datagram socket at `path`, which nobody reads, until a fresh sender's
+/// first datagram would wait: a run's send would wait there too (blocking) for ever.
+fn fill(path: &Path) {
+    for _ in 0..10_000 {
+        let s = UnixDatagram::unbound().unwrap();
+        s.set_nonblocking(true).unwrap();
+        let mut first = true;
+        loop {
+            match s.send_to(b"filler", path) {
+                Ok(_) => first = false,
+                Err(e) if e.kind() == ErrorKind::WouldBlock && first => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => panic!("cannot fill {}: {e}", path.display()),
+            }
+        }
+    }
+    panic!("{} never filled", path.display());
+}
+
+/// A changing run on the demo host at `dir`, which must end within 10 s whatever its system log
+/// does: its JSON, and its stderr.
+fn changing_run(dir: &Path) -> (Value, String) {
+    let input = json!({"root": dir, "arrays": [{"name": "hana_data", "stripe_cache_size": 4096}]});
+    let child = Command::new(bin())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish_with_input(
+        child,
+        &input,
+        Duration::from_secs(10),
+        "a run whose system log does not take its line never ended",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (json, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_full_system_log_never_holds_up_the_answer() {
+    let dir = scratch("trail-full");
+    let r = demo_host(&dir);
+    // A logger that never reads (journald hung): its socket's queue is full.
+    let log = syslog(&dir);
+    fill(&dir.join("dev/log"));
+    let (json, stderr) = changing_run(&dir);
+    assert_eq!(json["changed"], true, "{json}\n{stderr}");
+    assert_eq!(json["failed"], false, "{json}\n{stderr}");
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
+    let said = format!(
+        "mdtune: the system log at {} did not take the trail line (Resource temporarily \
+         unavailable (os error 11)); the line is dropped\n",
+        dir.join("dev/log").display()
+    );
+    assert_eq!(stderr, said);
+    // With a character device at dev/kmsg (/dev/null's numbers), the line goes there instead.
+    let kmsg = dir.join("dev/kmsg");
+    let made = Command::new("mknod")
+        .arg(&kmsg)
+        .args(["c", "1", "3"])
+        .status()
+        .unwrap();
+    assert!(made.success(), "mknod {} failed", kmsg.display());
+    r.set_md("md0", "stripe_cache_size", "256");
+    let (json, stderr) = changing_run(&dir);
+    assert_eq!(json["changed"], true, "{json}\n{stderr}");
+    assert!(
+        stderr.ends_with(&format!(
+            "(os error 11)); it went to the kernel log at {} instead\n",
+            kmsg.display()
+        )) && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // A logger that is gone (its socket left behind) refuses at once, and is said the same way.
+    drop(log);
+    fs::remove_file(&kmsg).unwrap();
+    r.set_md("md0", "stripe_cache_size", "256");
+    let (json, stderr) = changing_run(&dir);
+    assert_eq!(json["changed"], true, "{json}\n{stderr}");
+    assert!(
+        stderr.contains("did not take the trail line (Connection refused")
+            && stderr.ends_with("; the line is dropped\n"),
+        "{stderr}"
+    );
+}
+
+/// A process, killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_stopped_system_log_never_holds_up_the_answer() {
+    // A real logger process (python3 reading a datagram socket), stopped with SIGSTOP, as an
+    // rsyslog stopped by a debugger or a job-control accident: its queue fills and stays full.
+    let dir = scratch("trail-stopped");
+    let r = demo_host(&dir);
+    let path = dir.join("dev/log");
+    let logger = Killed(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import socket, sys\n\
+                 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+                 s.bind(sys.argv[1])\n\
+                 while True: s.recv(65536)\n",
+            ])
+            .arg(&path)
+            .spawn()
+            .expect("python3 is needed: apt-get install python3"),
+    );
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "python3 never bound {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = logger.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    fill(&path);
+    let (json, stderr) = changing_run(&dir);
+    assert_eq!(json["changed"], true, "{json}\n{stderr}");
+    assert_eq!(r.read_md("md0", "stripe_cache_size"), "4096");
+    assert!(
+        stderr.contains("did not take the trail line (Resource temporarily unavailable")
+            && stderr.ends_with("; the line is dropped\n"),
+        "{stderr}"
+    );
+    drop(logger);
+}
+
+#[test]
+fn the_trail_escapes_every_field_from_the_host_as_it_escapes_the_caller() {
+    // An array whose kernel name (sys/block/<name>, sys/devices/virtual/block/<name>) holds an
+    // escape sequence, a carriage return, a newline and a direction override: raw in the system
+    // log, journald would show the line as [blob data], or the newline would fake a second line.
+    let dir = scratch("trail-hostile-name");
+    let mut r = FakeRoot::new(&dir, 8);
+    let d: Vec<String> = (0..3).map(|c| r.nvme(c, 4)).collect();
+    let name = "md_a\u{1b}[2J\r\n\u{202e}b";
+    r.md(name, &MdSpec::level("raid5", 1), &refs(&d));
+    let log = syslog(&dir);
+    let out = run(
+        &dir,
+        json!({"arrays": [{"name": "*", "stripe_cache_size": 4096}]}),
+    );
+    assert_eq!(out.json["changed"], true, "{}", out.stdout);
+    let lines = logged(&log);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        !lines[0].chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "a raw control character reached the system log: {}",
+        lines[0].escape_debug()
+    );
+    assert!(
+        lines[0]
+            .contains(": changed md_a\\x1b[2J\\x0d\\x0a\\u{202e}b: group_thread_cnt 0 -> 4, stripe_cache_size 256 -> 4096"),
+        "{}",
+        lines[0].escape_debug()
+    );
 }
