@@ -26,7 +26,7 @@ use crate::host::PauseRecord as Record;
 use crate::md::kernel;
 use crate::md::sync::{FREEZE, STOPPED, SYNC_ACTION, SYNC_COMPLETED, SYNC_MAX, SYNC_MIN};
 use crate::md::{parse_progress, Attr, SyncRun};
-use crate::sys::{signal_caught, Root};
+use crate::sys::Root;
 use serde::Serialize;
 use std::io;
 use std::thread::sleep;
@@ -214,12 +214,6 @@ fn pause(root: &Root, target: &Target, wait: Duration) -> Result<Option<Paused>,
 /// failure the sync runs again, unrecorded, or the error says it may be left frozen.
 fn freeze(root: &Root, rec: &mut Record, wait: Duration) -> Result<(), String> {
     let (array, run) = (rec.array.clone(), rec.run().unwrap_or(SyncRun::Check));
-    if let Some(signal) = signal_caught() {
-        let _ = record::remove(root, &array);
-        return Err(format!(
-            "the run was interrupted by {signal} before the {run} was paused"
-        ));
-    }
     if let Err(e) = control(root, &array, SYNC_ACTION, FREEZE) {
         let _ = record::remove(root, &array);
         return Err(format!(

@@ -23,6 +23,7 @@ mod msg;
 mod no_writes_when_converged;
 mod oncall;
 mod pause_ends;
+mod pause_signals;
 mod people;
 mod people_text;
 mod persist_files;

@@ -20,25 +20,25 @@ use std::time::{Duration, Instant};
 
 /// How the played md's sync thread takes a `frozen`.
 #[derive(Clone, Copy)]
-struct Kernel {
+pub(crate) struct Kernel {
     /// How long the sync thread takes to stop after `frozen` (a slow stop is where a signal or
     /// a SIGKILL lands mid-pause).
-    stop_after: Duration,
+    pub(crate) stop_after: Duration,
     /// The sync reads `delayed`: on the stop, `md_do_sync` resets `sync_min` to 0.
-    delayed: bool,
+    pub(crate) delayed: bool,
 }
 
 /// md's sync controls of `md0`, played from a thread: `frozen` stops the sync after
 /// `stop_after` (keeping a check's place in `sync_min`, or resetting it to 0 when `delayed`),
 /// `check`/`repair` starts one at `sync_min`, `idle` lets a resync start again.
-struct Md {
+pub(crate) struct Md {
     quit: Arc<AtomicBool>,
     resumed: Arc<Mutex<Vec<String>>>,
     thread: JoinHandle<()>,
 }
 
 impl Md {
-    fn play(r: &FakeRoot, kernel: Kernel) -> Md {
+    pub(crate) fn play(r: &FakeRoot, kernel: Kernel) -> Md {
         let files = ["sync_action", "sync_completed", "sync_min"].map(|f| r.md_attr("md0", f));
         let quit = Arc::new(AtomicBool::new(false));
         let resumed = Arc::new(Mutex::new(Vec::new()));
@@ -56,7 +56,7 @@ impl Md {
         self.resumed.lock().unwrap().clone()
     }
 
-    fn stop(self) -> Vec<String> {
+    pub(crate) fn stop(self) -> Vec<String> {
         self.quit.store(true, Ordering::SeqCst);
         self.thread.join().unwrap();
         self.resumed.lock().unwrap().clone()
@@ -112,7 +112,7 @@ fn play(files: &[PathBuf; 3], quit: &AtomicBool, seen: &Mutex<Vec<String>>, k: K
 
 /// A raid5 `md0` whose `sync_action` shows `action` at `completed`, with `sync_min` 2048 and
 /// `sync_max` 60000 (an mdcheck window); `group_thread_cnt` 0.
-fn host(name: &str, action: &str, completed: &str) -> (PathBuf, FakeRoot) {
+pub(crate) fn host(name: &str, action: &str, completed: &str) -> (PathBuf, FakeRoot) {
     let dir = scratch(name);
     let mut r = FakeRoot::new(&dir, 32);
     let drives: Vec<String> = (0..3).map(|c| r.nvme(c, 8)).collect();
@@ -126,7 +126,7 @@ fn host(name: &str, action: &str, completed: &str) -> (PathBuf, FakeRoot) {
     (dir, r)
 }
 
-fn input(dir: &Path) -> String {
+pub(crate) fn input(dir: &Path) -> String {
     json!({"root": dir.display().to_string(),
            "arrays": [{"name": "md0", "group_thread_cnt": 4}]})
     .to_string()
@@ -148,7 +148,7 @@ fn start(dir: &Path) -> Child {
     child
 }
 
-fn record(dir: &Path) -> PathBuf {
+pub(crate) fn record(dir: &Path) -> PathBuf {
     dir.join("run/mdtune/pause-md0.json")
 }
 
