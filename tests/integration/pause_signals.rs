@@ -5,7 +5,7 @@
 //! came after the window closed, the run's own result. The sweep injects the signal with strace
 //! at each invocation of each system call seen in that window on a reference run.
 
-use crate::common::{bin, require_strace, run_command, scratch};
+use crate::common::{bin, require_strace, run_command};
 use crate::pause_ends::{host, input, record, Kernel, Md};
 use std::collections::BTreeMap;
 use std::fs;
@@ -77,7 +77,7 @@ fn a_signal_at_any_system_call_of_a_pause_leaves_the_check_running_and_nothing_c
         let (dir, r) = host(&format!("pause-sweep-{i}"), "check", "4096 / 65536");
         let md = Md::play(&r, QUICK);
         let inject = format!("inject={name}:signal=TERM:when={n}");
-        let (out, _) = trace(&dir, &[inject.clone()]);
+        let (out, _) = trace(&dir, std::slice::from_ref(&inject));
         md.stop();
         let at = format!("SIGTERM at {name} #{n}: {}", out.stdout);
         assert_eq!(r.read_md("md0", "sync_action"), "check", "{at}");
