@@ -82,7 +82,8 @@ pub fn apply(
     stop_wait: Duration,
     save_original: &mut dyn FnMut(&Write) -> Result<(), ApplyError>,
 ) -> Outcome {
-    let _deferred = SignalsDeferred::start();
+    // A converged run writes nothing and installs no handler.
+    let _deferred = (!writes.is_empty()).then(SignalsDeferred::start);
     let mut outcome = Outcome::default();
     let mut pauses = Pauses::new(stop_wait);
     for w in writes {
