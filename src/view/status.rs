@@ -59,6 +59,12 @@ fn persistence(out: &mut String, p: &Json) {
             }
         }
     }
+    for why in r["not_in_force"].as_array().into_iter().flatten() {
+        let _ = write!(out, "\n  NOT IN FORCE at the next boot: {}", shown(why));
+    }
+    if r["not_in_force"].as_array().is_some_and(|l| !l.is_empty()) {
+        let _ = write!(out, "\n  fix: {}", crate::persist::FIX);
+    }
     out.push_str("\n  saved originals:");
     let originals = p["originals"].as_object().into_iter().flatten();
     for (i, (array, values)) in originals.enumerate() {

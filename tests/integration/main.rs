@@ -25,6 +25,7 @@ mod oncall;
 mod people;
 mod people_text;
 mod persist_files;
+mod persist_truth;
 mod persistence;
 mod property;
 mod races;
