@@ -48,7 +48,7 @@ fn persistence(out: &mut String, p: &Json) {
     let _ = write!(out, "  udev rule: {} ", shown(&r["file"]));
     match (r["installed"] == true, r["runs"].as_str()) {
         (false, _) => out.push_str("not installed"),
-        (true, None) => out.push_str("installed, but it runs no mdtune --udev"),
+        (true, None) => out.push_str("installed, but no line of it replays the persisted state"),
         (true, Some(bin)) => {
             let _ = write!(out, "installed, runs {bin}");
             if r["binary_present"] != true {
