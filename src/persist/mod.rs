@@ -9,24 +9,30 @@
 //! (`crate::sys`); what to write is decided here, from the spec and the plan.
 
 mod diverge;
+mod error;
 mod journal;
 mod manifest;
 mod originals;
+mod replay;
 mod rule;
 mod stamp;
 mod state;
 mod status;
+mod trust;
+mod udev_rules;
 
 pub use diverge::Diverged;
 pub(crate) use diverge::{diverged, diverged_warning};
+pub(crate) use error::{display, PersistError};
 pub(crate) use journal::this_boot;
 pub use manifest::Written;
 pub(crate) use originals::Originals;
+pub(crate) use replay::{replay, FIX};
 pub use rule::Reload;
 pub(crate) use rule::{reload_udev, RULE_FILE};
 pub(crate) use stamp::{now, rfc3339, VERSION};
 pub(crate) use state::{
-    display, load_state, plan_files, read_opt, removal_plan, remove_files, undo_files, write_files,
-    written, FilePlan, PersistError, STATE_FILE,
+    load_state, plan_files, read_opt, removal_plan, remove_files, undo_files, write_files, written,
+    FilePlan, STATE_FILE,
 };
 pub(crate) use status::status;

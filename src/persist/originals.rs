@@ -5,7 +5,8 @@
 //! (`crate::plan::revert`) and applies it through the same write/read-back/rollback path as any
 //! run. The persisted desired state lives in [`super::state`].
 
-use super::state::{read_opt, PersistError};
+use super::error::PersistError;
+use super::state::read_opt;
 use crate::apply::{ApplyError, Target, Write};
 use crate::host::Inventory;
 use crate::md::{Attr, Kind, SpeedLimit, Value};

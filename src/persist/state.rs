@@ -15,8 +15,10 @@
 
 use crate::plan::Diff;
 
+use super::error::{display, PersistError};
 use super::manifest::{self, Manifest, Written};
 use super::rule::{udev_rule, RULE_FILE};
+use super::trust::{read_trusted, untrusted};
 use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
 use std::fs;
@@ -32,24 +34,6 @@ pub(crate) const MANIFEST_FILE: &str = "installed.json";
 /// Where a distribution package installs the binary (relative to the root). When this is the
 /// running binary, the rule runs it and no copy goes to `usr/local/sbin`.
 pub(crate) const PACKAGED_BINARY: &str = "usr/sbin/mdtune";
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum PersistError {
-    #[error("cannot write {path}: {source}")]
-    Write { path: String, source: io::Error },
-    #[error("cannot read {path}: {source}")]
-    Read { path: String, source: io::Error },
-    #[error("{path} is not a saved state mdtune wrote: {why}")]
-    Corrupt { path: String, why: String },
-    /// A write failed and undoing the files written before it failed too (docs/reference.md
-    /// §3): `left` names the files that still hold the new state.
-    #[error("cannot write {path}: {source}; NOT UNDONE: {}", left.join("; "))]
-    HalfWritten {
-        path: String,
-        source: io::Error,
-        left: Vec<String>,
-    },
-}
-
 /// One persisted file: what it holds now and what it should hold (`None`: removed).
 #[derive(Debug)]
 pub(crate) struct FilePlan {
@@ -59,11 +43,14 @@ pub(crate) struct FilePlan {
     pub(crate) old: Option<Vec<u8>>,
     pub(crate) new: Option<Vec<u8>>,
     pub(crate) mode: u32,
+    /// The file is there but not root's alone (`super::trust`): written again, root's and with
+    /// `mode`, even when it holds what is wanted.
+    pub(crate) untrusted: bool,
 }
 
 impl FilePlan {
     pub(crate) fn is_due(&self) -> bool {
-        self.old != self.new
+        self.old != self.new || self.untrusted
     }
 
     /// A diff a person can read; the binary is described, not dumped.
@@ -79,14 +66,6 @@ impl FilePlan {
             before: self.old.as_deref().map(show).unwrap_or_default(),
             after: self.new.as_deref().map(show).unwrap_or_default(),
         }
-    }
-}
-
-/// The path as it is on the target system (without the root prefix).
-pub(crate) fn display(root: &Root, path: &Path) -> String {
-    match path.strip_prefix(root.base()) {
-        Ok(rel) => format!("/{}", rel.display()),
-        Err(_) => path.display().to_string(),
     }
 }
 
@@ -152,6 +131,7 @@ pub(crate) fn plan_files(
     let state = root.etc().join(STATE_FILE);
     plans.push(FilePlan {
         old: read_opt(root, &state)?,
+        untrusted: untrusted(root, &state),
         path: state,
         new: Some(state_text(persisted)),
         mode: 0o644,
@@ -169,6 +149,7 @@ pub(crate) fn plan_files(
             } else {
                 read_opt(root, &path)?
             },
+            untrusted: !is_link && untrusted(root, &path),
             path,
             new: Some(running_binary(&exe)?.to_vec()),
             mode: 0o755,
@@ -178,6 +159,7 @@ pub(crate) fn plan_files(
     let rule = root.udev_rule(RULE_FILE);
     plans.push(FilePlan {
         old: read_opt(root, &rule)?,
+        untrusted: untrusted(root, &rule),
         path: rule,
         new: Some(udev_rule(&rule_binary).into_bytes()),
         mode: 0o644,
@@ -200,6 +182,7 @@ pub(crate) fn plan_files(
     plans.insert(
         0,
         FilePlan {
+            untrusted: untrusted(root, &path),
             path,
             old,
             new: Some(new),
@@ -290,23 +273,41 @@ pub(crate) fn undo_files(root: &Root, files: &[FilePlan]) -> Vec<(PathBuf, Strin
     left
 }
 
-/// Reads the persisted input, `None` when nothing is persisted.
+/// Reads the persisted input, `None` when nothing is persisted; refused when it is not root's
+/// alone (`super::trust`).
 pub(crate) fn load_state(root: &Root) -> Result<Option<String>, PersistError> {
     let path = root.etc().join(STATE_FILE);
-    Ok(read_opt(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(read_trusted(root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// What `persist: false` and a revert remove, in order: of the files the manifest records
 /// (docs/reference.md §6: what `persist` created; an admin's own rule or a packaged binary is
 /// never listed), the udev rule (so udev stops replaying), the state and the binary; then the
 /// saved originals (`originals`, for a revert), and the manifest last (so a removal that stops
-/// part-way still knows what is left). Only files that exist.
+/// part-way still knows what is left). Only files that exist. A manifest that is garbage or
+/// not root's alone removes what only mdtune writes, and the note says what was kept.
 pub(crate) fn removal_plan(
     root: &Root,
     originals: &[PathBuf],
-) -> Result<Vec<FilePlan>, PersistError> {
+) -> Result<(Vec<FilePlan>, Option<String>), PersistError> {
     let manifest = root.etc().join(MANIFEST_FILE);
-    let created = manifest_entries(root, read_opt(root, &manifest)?.as_deref())?;
+    let listed =
+        read_trusted(root, &manifest).and_then(|bytes| manifest_entries(root, bytes.as_deref()));
+    let (created, note) = match listed {
+        Ok(created) => (created, None),
+        // A manifest that is garbage or not root's does not block the removal: the files only
+        // mdtune writes go, the binary (which may be someone else's) stays, and that is said.
+        Err(e @ (PersistError::Corrupt { .. } | PersistError::Untrusted { .. })) => {
+            let binary = display(root, &root.installed_binary());
+            let note = format!(
+                "{e}; removed only what mdtune alone writes (the persisted state, a rule it \
+                 installed, the manifest); {binary} is kept: without the manifest it is not \
+                 known that persist installed it, remove it by hand if it did"
+            );
+            (own_files(root), Some(note))
+        }
+        Err(e) => return Err(e),
+    };
     let mut paths: Vec<PathBuf> = [
         root.udev_rule(RULE_FILE),
         root.etc().join(STATE_FILE),
@@ -330,9 +331,23 @@ pub(crate) fn removal_plan(
             old: Some(old),
             new: None,
             mode: 0,
+            untrusted: false,
         });
     }
-    Ok(plans)
+    Ok((plans, note))
+}
+
+/// The files only mdtune writes, as a manifest lists them: the persisted state, and the rule
+/// when it is the one `persist` installs (its first line says so).
+fn own_files(root: &Root) -> Vec<String> {
+    let rule = root.udev_rule(RULE_FILE);
+    let ours = read_opt(root, &rule)
+        .ok()
+        .flatten()
+        .is_some_and(|b| b.starts_with(udev_rule("").lines().next().unwrap_or("#").as_bytes()));
+    let mut own = vec![display(root, &root.etc().join(STATE_FILE))];
+    own.extend(ours.then(|| display(root, &rule)));
+    own
 }
 
 /// What a removal did: the files removed, and the ones left with the error that kept each.

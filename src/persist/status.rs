@@ -5,9 +5,10 @@
 //! change. Read only; a file that cannot be read is said in `problems`, never a failure. Built
 //! as the JSON `--show` renders, field by field (no serializer of its own).
 
+use super::error::display;
 use super::originals::Originals;
-use super::rule::{udev_rule, RULE_FILE};
-use super::state::{display, read_opt, written, STATE_FILE};
+use super::replay::replay;
+use super::state::{read_opt, written, STATE_FILE};
 use crate::sys::Root;
 use serde_json::{Map, Value as Json};
 
@@ -35,7 +36,7 @@ pub(crate) fn status(root: &Root) -> Json {
     m.insert("written".into(), w.as_ref().map(|w| w.time.clone()).into());
     m.insert("written_unix".into(), w.as_ref().map(|w| w.unix).into());
     m.insert("version".into(), w.map(|w| w.version).into());
-    m.insert("rule".into(), rule(root, &mut problems));
+    m.insert("rule".into(), rule(root));
     let mut originals = Map::new();
     match Originals::load(root) {
         Ok(o) => {
@@ -56,50 +57,20 @@ pub(crate) fn status(root: &Root) -> Json {
     Json::Object(m)
 }
 
-/// The udev rule that replays the persisted state: `file`, `installed`, `runs` (the binary it
-/// runs), `binary_present` (that binary is a file under the root) and `as_written` (the rule
-/// is exactly what `persist` writes for that binary, not edited by hand).
-fn rule(root: &Root, problems: &mut Vec<Json>) -> Json {
-    let path = root.udev_rule(RULE_FILE);
-    let mut r = Map::new();
-    r.insert("file".into(), display(root, &path).into());
-    let text = match read_opt(root, &path) {
-        Ok(b) => b.map(|b| String::from_utf8_lossy(&b).into_owned()),
-        Err(e) => {
-            problems.push(e.to_string().into());
-            None
-        }
-    };
-    let runs = text.as_deref().and_then(runs);
-    let present = runs
-        .as_ref()
-        .is_some_and(|b| root.is_file(&root.base().join(b.trim_start_matches('/'))));
-    let as_written = matches!((&text, &runs), (Some(t), Some(b)) if *t == udev_rule(b));
-    r.insert("installed".into(), text.is_some().into());
-    r.insert("runs".into(), runs.into());
-    r.insert("binary_present".into(), present.into());
-    r.insert("as_written".into(), as_written.into());
-    Json::Object(r)
-}
-
-/// The binary a rule runs: what stands before ` --udev %k` in its `RUN+="..."`.
-fn runs(rule: &str) -> Option<String> {
-    let run = rule.split("RUN+=\"").nth(1)?;
-    let command = run.split('"').next()?;
-    Some(command.strip_suffix(" --udev %k")?.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rule_names_the_binary_it_runs() {
-        assert_eq!(
-            runs(&udev_rule("/usr/sbin/mdtune")).as_deref(),
-            Some("/usr/sbin/mdtune")
-        );
-        assert_eq!(runs("RUN+=\"/bin/true\""), None);
-        assert_eq!(runs("# nothing"), None);
-    }
+/// The udev rule that replays the persisted state (`super::replay`): `file`, `installed`,
+/// `runs` (the binary its replaying line runs), `binary_present` (that binary is a file under
+/// the root), `as_written` (the rule is exactly what `persist` writes for that binary, not
+/// edited by hand), `in_force` (the next boot replays the persisted state) and `not_in_force`
+/// (why not, each with its fix).
+fn rule(root: &Root) -> Json {
+    let r = replay(root);
+    let mut m = Map::new();
+    m.insert("file".into(), r.file.clone().into());
+    m.insert("installed".into(), r.installed.into());
+    m.insert("runs".into(), r.runs.clone().into());
+    m.insert("binary_present".into(), r.binary_present.into());
+    m.insert("as_written".into(), r.as_written.into());
+    m.insert("in_force".into(), r.in_force().into());
+    m.insert("not_in_force".into(), r.problems.into());
+    Json::Object(m)
 }

@@ -22,6 +22,7 @@ pub(super) fn compliant(
         && persist.left.is_empty()
         && persist.diverged.is_empty()
         && !persist.unknown
+        && persist.not_in_force.is_empty()
 }
 
 /// The warning of a run that checked nothing (and so is not compliant), if it did.

@@ -92,6 +92,11 @@ pub struct Persist {
     /// `persist` unset and the persisted state cannot be read or planned: not compliant.
     #[serde(skip)]
     pub(crate) unknown: bool,
+    /// A run that compared with the persisted state (or `persist: true` without writing): why
+    /// the next boot would not replay it (`crate::persist::replay`). Not compliant while there
+    /// is any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) not_in_force: Vec<String>,
     /// Present when the udev rule was (or would be) installed or removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) udev_reload: Option<Reload>,

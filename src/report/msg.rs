@@ -237,6 +237,13 @@ fn persisted(p: &Persist, spec: &Spec) -> Vec<String> {
             .collect();
         parts.push(format!("the next boot puts back {}", what.join(", ")));
     }
+    if !p.not_in_force.is_empty() {
+        parts.push(format!(
+            "the next boot does not replay the persisted state: {}; {}",
+            p.not_in_force.join("; "),
+            crate::persist::FIX
+        ));
+    }
     if let Some(r) = p.udev_reload.as_ref().filter(|r| r.ran) {
         parts.push(format!("{}: {}", r.command, r.result));
     }

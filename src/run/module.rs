@@ -322,7 +322,9 @@ pub(crate) fn tune(
     };
     // persist: false removes what persist installed, after the kernel values are in place.
     let removals = if spec.persist == Some(false) {
-        persist::removal_plan(root, &[])?
+        let (removals, note) = persist::removal_plan(root, &[])?;
+        plan.warnings.extend(note);
+        removals
     } else {
         Vec::new()
     };
@@ -344,6 +346,15 @@ pub(crate) fn tune(
         compared_with: match against {
             Against::Itself(c) => Some(c.clone()),
             _ => None,
+        },
+        // Whether the next boot replays the persisted state: asked by every run that compares
+        // with it, and by a persist that does not write (query, check mode).
+        not_in_force: if matches!(against, Against::Itself(_))
+            || spec.persist == Some(true) && !real
+        {
+            persist::replay(root).problems
+        } else {
+            Vec::new()
         },
     };
     let outcome = if real {

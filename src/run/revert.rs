@@ -67,7 +67,10 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
         // A step after the restores that fails (etc/mdtune leads out of the root, the manifest
         // cannot be read) leaves the report of what was restored, and says what is left.
         match persist::removal_plan(root, &saved) {
-            Ok(r) => (persisted, removals) = remove(root, r, real),
+            Ok((r, note)) => {
+                plan.warnings.extend(note);
+                (persisted, removals) = remove(root, r, real);
+            }
             Err(e) => persisted.left.push(e.to_string()),
         }
     }

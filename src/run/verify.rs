@@ -5,8 +5,12 @@
 //! the defaults when nothing is persisted), printed as saptune's table (`crate::view::verify`)
 //! or, with `--json`, as that report. JSON runs keep exit 0.
 
+use super::error::RunError;
 use super::exit::{failure, Exit};
 use super::look::look;
+use crate::persist::{self, PersistError};
+use crate::spec::Spec;
+use crate::sys::Root;
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -19,7 +23,7 @@ pub struct Verified {
 
 /// Verifies the host under `root`; `json` prints the report instead of the table.
 pub fn verify(root: &Path, json: bool) -> Verified {
-    let (value, exit) = match look(root).and_then(|l| l.wanted) {
+    let (value, exit) = match look(root).and_then(|l| readable(&l.root).and(l.wanted)) {
         Ok(r) => {
             let exit = if r.compliant {
                 Exit::Ok
@@ -46,5 +50,27 @@ pub fn verify(root: &Path, json: bool) -> Verified {
         stdout,
         stderr,
         exit,
+    }
+}
+
+/// The persisted state and its manifest as `--verify` needs them: one that cannot be read or
+/// is not one mdtune wrote means it could not check (exit 1, docs/reference.md §1). One that is
+/// not root's alone is no such error: the query is then not compliant and says why (exit 3).
+fn readable(root: &Root) -> Result<(), RunError> {
+    let usable = |e: &PersistError| matches!(e, PersistError::Untrusted { .. });
+    match persist::load_state(root) {
+        Ok(Some(text)) => {
+            Spec::from_json(&text).map_err(|source| RunError::Persisted {
+                path: format!("/etc/mdtune/{}", persist::STATE_FILE),
+                source,
+            })?;
+        }
+        Ok(None) => {}
+        Err(e) if usable(&e) => {}
+        Err(e) => return Err(e.into()),
+    }
+    match persist::written(root) {
+        Err(e) if !usable(&e) => Err(e.into()),
+        _ => Ok(()),
     }
 }

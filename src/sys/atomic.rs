@@ -10,9 +10,10 @@
 
 use super::dir::Dir;
 use super::error::NotSynced;
+use super::owner::{self, Owner};
 use super::root::Root;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -27,6 +28,32 @@ pub(crate) fn read_file(root: &Root, path: &Path) -> io::Result<Option<Vec<u8>>>
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// A file inside the root opened for reading (its directory beneath the root, the file with
+/// `O_NOFOLLOW`), `None` when it does not exist.
+fn root_file(root: &Root, path: &Path) -> io::Result<Option<fs::File>> {
+    let Some((dir, name)) = root.real_file(path)? else {
+        return Ok(None);
+    };
+    match dir.open_file(&name) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads a file inside the root as [`super::read_file`] does (its directory beneath the root,
+/// the file with `O_NOFOLLOW`), with its owner and mode from the same descriptor: `None` when
+/// it does not exist.
+pub(crate) fn read_file_owned(root: &Root, path: &Path) -> io::Result<Option<(Vec<u8>, Owner)>> {
+    let Some(mut file) = root_file(root, path)? else {
+        return Ok(None);
+    };
+    let owner = owner::of(&file)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Some((bytes, owner)))
 }
 
 /// The suffix of a temp file: `.<name>.mdtune-<pid>`.

@@ -137,6 +137,12 @@ impl Dir {
         read_all(File::from(self.open_plain(name, OFlags::NOFOLLOW)?))
     }
 
+    /// File `name` opened for reading, as [`Dir::read_bytes`] opens it: for a caller that asks
+    /// the descriptor who owns it before it reads (`super::owner`).
+    pub(super) fn open_file(&self, name: &str) -> io::Result<File> {
+        Ok(File::from(self.open_plain(name, OFlags::NOFOLLOW)?))
+    }
+
     /// The text of file `name` (as for [`Dir::read_bytes`]); `Ok(None)` when it does not exist
     /// (the kernel's ENOENT for an attribute the level lacks).
     pub(crate) fn read(&self, name: &str) -> io::Result<Option<String>> {

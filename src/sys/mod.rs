@@ -14,6 +14,7 @@ mod dir;
 mod dir_write;
 mod error;
 mod listing;
+mod owner;
 mod resolve;
 mod root;
 mod signals;
@@ -32,10 +33,11 @@ pub(crate) fn set_nonblocking(fd: impl std::os::fd::AsFd) -> std::io::Result<()>
     Ok(rustix::io::ioctl_fionbio(fd, true)?)
 }
 
-pub(crate) use atomic::{read_file, remove_file, write_atomic};
+pub(crate) use atomic::{read_file, read_file_owned, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use dir_write::{LockFile, OpenLock};
 pub(crate) use error::{in_place, leads_out, EBUSY, ENODEV};
+pub(crate) use owner::{effective_uid, Owner};
 pub use root::Root;
 pub(crate) use root::{
     write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE,

@@ -13,6 +13,7 @@
 use super::dir::{self, Dir};
 use super::error::{absent, errno, leads_out_error};
 use super::listing::{list_end_of, ListEnd};
+use super::owner::{self, Owner};
 use super::resolve::{open_at, resolve, Links};
 use crate::md::SpeedLimit;
 use rustix::fs::{fstat, readlinkat, Mode, OFlags, CWD};
@@ -172,15 +173,6 @@ impl Root {
             .is_ok()
     }
 
-    /// Whether `path` (under the root) is a regular file, following links while they stay inside
-    /// the root (an installed binary behind alternatives).
-    pub(crate) fn is_file(&self, path: &Path) -> bool {
-        self.relative(path)
-            .and_then(|rel| self.open_in_root(rel, OFlags::PATH))
-            .and_then(|fd| Ok(fstat(&fd)?))
-            .is_ok_and(|st| st.st_mode & S_IFMT == S_IFREG)
-    }
-
     /// Whether the file `path` (under the root) is a link, not followed.
     pub(crate) fn is_link(&self, path: &Path) -> bool {
         self.relative(path)
@@ -196,6 +188,14 @@ impl Root {
         let st = fstat(&fd)?;
         #[allow(clippy::useless_conversion)] // their types differ by architecture
         Ok((u64::from(st.st_dev), u64::from(st.st_ino)))
+    }
+
+    /// The file `path` (under the root), opened `O_PATH` beneath the root and followed while
+    /// links stay inside it (an installed binary behind alternatives): who owns what it leads
+    /// to, asked of the descriptor (`fstat`).
+    pub(crate) fn owner(&self, path: &Path) -> io::Result<Owner> {
+        let fd = self.open_in_root(self.relative(path)?, OFlags::PATH)?;
+        owner::of(&fd)
     }
 
     pub(crate) fn base(&self) -> &Path {

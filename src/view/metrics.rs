@@ -118,7 +118,7 @@ fn host(f: &mut Families, v: &Json) {
         "1",
     );
     let ok = c["error"].is_null();
-    let in_force = r["installed"] == true && r["runs"].is_string() && r["binary_present"] == true;
+    let in_force = r["in_force"] == true;
     let mut drifted = 0;
     for a in v["arrays"].as_array().into_iter().flatten() {
         for (_, s) in a["wanted"]["settings"].as_object().into_iter().flatten() {
@@ -134,7 +134,7 @@ fn host(f: &mut Families, v: &Json) {
         ("mdtune_compliant", "1 if every setting is as the desired state wants.", ok.then(|| u64::from(c["compliant"] == true))),
         ("mdtune_persisted", "1 if a desired state is persisted (/etc/mdtune/mdtune.json) to be put back at boot.", Some(u64::from(p["persisted"] == true))),
         ("mdtune_persisted_timestamp_seconds", "When the persisted state was last written.", p["written_unix"].as_u64()),
-        ("mdtune_persist_rule_in_force", "1 if the udev rule that puts the persisted state back is installed and its mdtune is there.", Some(u64::from(in_force))),
+        ("mdtune_persist_rule_in_force", "1 if the next boot replays the persisted state: the udev rule as udevd reads it runs an executable mdtune, and the files are root's alone.", Some(u64::from(in_force))),
         ("mdtune_persist_diverged_settings", "Settings whose live value differs from what the persisted state puts back at the next boot.", rolled_out.then_some(drifted)),
         ("mdtune_last_run_changed", "1 if the last run that changed or failed to change something since boot changed something.", l["changed"].as_bool().map(u64::from)),
         ("mdtune_last_run_failed", "1 if the last run that changed or failed to change something since boot failed.", l["failed"].as_bool().map(u64::from)),
@@ -368,7 +368,8 @@ mod tests {
     fn families_are_contiguous_gauges_with_help_and_escaped_labels() {
         let view = json!({"compared": {"rolled_out": true, "compliant": false},
             "persistence": {"persisted": true, "written_unix": 1_748_772_000_u64,
-                "rule": {"installed": true, "runs": "/usr/sbin/mdtune", "binary_present": true},
+                "rule": {"installed": true, "runs": "/usr/sbin/mdtune", "binary_present": true,
+                    "in_force": true},
                 "originals": {}},
             "system_limits": {"speed_limit_min": 1000},
             "wanted_system": {},

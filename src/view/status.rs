@@ -48,7 +48,7 @@ fn persistence(out: &mut String, p: &Json) {
     let _ = write!(out, "  udev rule: {} ", shown(&r["file"]));
     match (r["installed"] == true, r["runs"].as_str()) {
         (false, _) => out.push_str("not installed"),
-        (true, None) => out.push_str("installed, but it runs no mdtune --udev"),
+        (true, None) => out.push_str("installed, but no line of it replays the persisted state"),
         (true, Some(bin)) => {
             let _ = write!(out, "installed, runs {bin}");
             if r["binary_present"] != true {
@@ -58,6 +58,12 @@ fn persistence(out: &mut String, p: &Json) {
                 out.push_str(" (edited since persist wrote it)");
             }
         }
+    }
+    for why in r["not_in_force"].as_array().into_iter().flatten() {
+        let _ = write!(out, "\n  NOT IN FORCE at the next boot: {}", shown(why));
+    }
+    if r["not_in_force"].as_array().is_some_and(|l| !l.is_empty()) {
+        let _ = write!(out, "\n  fix: {}", crate::persist::FIX);
     }
     out.push_str("\n  saved originals:");
     let originals = p["originals"].as_object().into_iter().flatten();

@@ -27,6 +27,7 @@ mod pause_signals;
 mod people;
 mod people_text;
 mod persist_files;
+mod persist_truth;
 mod persistence;
 mod property;
 mod races;
