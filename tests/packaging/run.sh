@@ -103,6 +103,13 @@ for arch in x86_64 aarch64 ppc64le; do
   check "mdtune.$arch.rpm's tick unit names the mdadm event script where the package has it" \
     grep -q "$libexec/mdtune/mdtune-mdadm-event" "$tmp/x-$arch/usr/lib/systemd/system/mdtune-tick.service"
   check "mdtune.$arch.rpm's mdadm event script is executable" test -x "$tmp/x-$arch$libexec/mdtune/mdtune-mdadm-event"
+  # The scriptlets: an upgrade enables mdtune-tick.timer only where mdtune-metrics.timer was
+  # enabled, and an erase stops and disables it.
+  rpm -qp --scripts "$p" 2>/dev/null >"$tmp/scripts-$arch"
+  check "mdtune.$arch.rpm's %post enables mdtune-tick.timer only when mdtune-metrics.timer was enabled; %preun disables it on erase" \
+    bash -c "grep -q 'if \[ \"\$1\" -gt 1 \] && \[ -L \"\$old\" \]' '$tmp/scripts-$arch' &&
+      grep -q 'enable mdtune-tick.timer' '$tmp/scripts-$arch' &&
+      grep -q 'disable --now mdtune-tick.timer' '$tmp/scripts-$arch'"
   # Every path the man page names under /usr/share/doc is a file of this package.
   named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
   check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
@@ -241,7 +248,10 @@ rpm --root "$root" --initdb
 # provided there; the three packages' dependencies on each other are still resolved.
 set_=("$pkgs/mdtune-$version-1.x86_64.rpm" "$mods" "$form")
 # (Debian's rpm warns on stderr that it is not Debian's package manager: shown only on failure.)
-if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
+# --noscripts: the scratch root has no /bin/sh to run mdtune's scriptlets in (they only enable,
+# disable and stop the tick timer with systemctl, which it has no systemd for either); they are
+# checked by rpm -qp --scripts above.
+if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   pass "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
   check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V --nodeps mdtune mdtune-salt-modules mdtune-formula
   got=$("$root/usr/sbin/mdtune" --version)
@@ -264,7 +274,7 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   # shellcheck disable=SC2016 # the inner bash expands $1
   check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
     bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
-  if rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
+  if rpm --root "$root" --noscripts -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
     pass "rpm -e removes the three"
   else
     cat "$tmp/rpm-e"; fail "rpm -e removes the three"
