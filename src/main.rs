@@ -32,6 +32,9 @@ usage:
   mdtune --metrics [--root DIR] the host in Prometheus' text format (node_exporter textfile)
   mdtune --udev NAME [--root DIR]
                                 apply the persisted desired state to array NAME (udev rule)
+  mdtune --tick [--root DIR] [--textfile DIR]
+                                periodic housekeeping (timer, mdadm monitor); with --textfile,
+                                write DIR/mdtune.prom (--metrics) through no link
   mdtune --help | --version
 
 The result is one JSON object on stdout (text with --text, --show, --verify and
@@ -145,6 +148,10 @@ fn main() {
     let as_text = AS_TEXT.load(Ordering::Relaxed);
     if !as_text {
         on_call(&words);
+        if words.contains(&"--tick") {
+            let (json, code) = run::tick(&words);
+            end(&json, code)
+        }
     }
     let text = match words.as_slice() {
         ["--help" | "-h"] => {

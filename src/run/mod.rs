@@ -6,8 +6,9 @@
 //! `--metrics` print) and `verify` (`mdtune --verify`), read only; `revert` is
 //! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
 //! `scope` is what a run reads of the host; `lock` is the host-wide lock; `error` why a run
-//! stopped, `exit` the exit status, the failure object and the panic hook. Glue: each decision
-//! lives in the step named after it.
+//! stopped, `exit` the exit status, the failure object and the panic hook; `tick` is
+//! `mdtune --tick`, the periodic housekeeping and the textfile. Glue: each decision lives in the
+//! step named after it.
 
 mod error;
 mod exit;
@@ -19,11 +20,13 @@ mod revert;
 mod rolled_out;
 mod scope;
 mod show;
+mod tick;
 mod udev;
 mod verify;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};
 pub use module::module;
 pub use show::{metrics, show};
+pub use tick::tick;
 pub use udev::udev;
 pub use verify::{verify, Verified};

@@ -3,7 +3,8 @@
 //! Every system call goes through rustix, with typed flags; none is declared by hand.
 //!
 //! Upper steps ask it for named things: the root's paths ([`Root`]), a directory handle that
-//! cannot be walked out of (`Dir`), a file written atomically inside the root. How a path is
+//! cannot be walked out of (`Dir`), a file written atomically inside the root, and node_exporter's
+//! textfile written outside it through no link (`write_textfile`). How a path is
 //! resolved beneath a directory (`openat2`, or a walk on kernels without it) is chosen once,
 //! inside `resolve`; nothing above this folder asks which. It decides nothing about md: what to
 //! read or write is the business of the steps above.
@@ -18,8 +19,10 @@ mod owner;
 mod resolve;
 mod root;
 mod signals;
+mod textfile;
 
 pub use args::{open_args_file, ArgsFileError};
+pub use textfile::{write_textfile, TextfileError};
 
 /// The kernel's page size in bytes, as the kernel handed it to this process (`AT_PAGESZ`): the
 /// page of every stripe cache entry.

@@ -41,6 +41,7 @@ mod selectors;
 mod sparse_numa;
 mod sync_limits;
 mod sync_pause;
+mod tick;
 mod traced_runs;
 mod trail;
 mod udev_replay;

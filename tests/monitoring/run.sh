@@ -5,7 +5,8 @@
 #   1. the alerting rules: promtool check rules, and promtool test rules with their tests
 #      (packaging/prometheus/mdtune-rules.test.yml);
 #   2. the service and timer: systemd-analyze verify; then the service's own ExecStart, taken
-#      from packaging/systemd/mdtune-metrics.service, writes the textfile of the host persisted
+#      from packaging/systemd/mdtune-tick.service (its ${VAR}s expanded as systemd does, the
+#      binary the one under test), writes the textfile of the host persisted
 #      with [{"name": "*"}, {"name": "hana_data", "stripe_cache_size": 4096}] whose md0 stripe
 #      cache was then set to 1024 by hand, atomically (no temporary file left), and promtool
 #      check metrics passes it;
@@ -80,17 +81,30 @@ check "promtool test rules packaging/prometheus/mdtune-rules.test.yml (drift, a 
   bash -c "cd '$repo/packaging/prometheus' && promtool test rules mdtune-rules.test.yml"
 
 # --- 2. the service and timer write the textfile ------------------------------------------------
-unit=$repo/packaging/systemd/mdtune-metrics.service
-check "systemd-analyze verify mdtune-metrics.service and .timer" \
-  systemd-analyze verify --man=no "$unit" "$repo/packaging/systemd/mdtune-metrics.timer"
-# The service's command as systemd runs it: ExecStart's sh -c script, with $$ for $.
-script=$(python3 - "$unit" <<'PY'
-import re, sys
-line = next(l for l in open(sys.argv[1]) if l.startswith("ExecStart="))
-m = re.fullmatch(r"ExecStart=/bin/sh -ec '(.*)'\n?", line)
-print(m.group(1).replace("$$", "$"))
+unit=$repo/packaging/systemd/mdtune-tick.service
+# systemd-analyze verify checks that ExecStart's program exists: a copy that runs the binary
+# under test, the rest of the unit as shipped.
+mkdir -p "$tmp/units"
+sed "s|^ExecStart=/usr/sbin/mdtune |ExecStart=$bin |" "$unit" >"$tmp/units/mdtune-tick.service"
+cp "$repo/packaging/systemd/mdtune-tick.timer" "$tmp/units/"
+check "systemd-analyze verify mdtune-tick.service and .timer" \
+  systemd-analyze verify --man=no "$tmp/units/mdtune-tick.service" "$tmp/units/mdtune-tick.timer"
+# tick_command TEXTFILE_DIR MDTUNE_ROOT: the service's command as systemd runs it, one word a line:
+# ExecStart's words, each ${VAR} (a whole word) replaced by its value, /usr/sbin/mdtune by the
+# binary under test.
+tick_command() {
+  python3 - "$unit" "$bin" "$1" "$2" <<'PY'
+import re, shlex, sys
+unit, binary, textfile, root = sys.argv[1:]
+env = {"TEXTFILE_DIR": textfile, "MDTUNE_ROOT": root}
+line = next(l for l in open(unit) if l.startswith("ExecStart="))
+words = shlex.split(line[len("ExecStart="):])
+assert words[0] == "/usr/sbin/mdtune", words
+words[0] = binary
+for w in words:
+    print(re.sub(r"\$\{(\w+)\}", lambda m: env[m.group(1)], w))
 PY
-) || { not_ok "mdtune-metrics.service has an ExecStart=/bin/sh -ec '...'" "$(grep ExecStart "$unit")"; finish; }
+}
 
 host=$tmp/host
 "$mkroot" demo "$host" >/dev/null
@@ -100,17 +114,28 @@ check "the demo host is persisted with hana_data's stripe cache at 4096" \
 cache=$(find "$host/sys/devices" -path '*/md0/md/stripe_cache_size' | head -n1)
 echo 1024 >"$cache"
 textfile=$tmp/textfile
+# run_tick ROOT: the service's command on ROOT, writing into $textfile.
+run_tick() {
+  local cmd=()
+  mapfile -t cmd < <(tick_command "$textfile" "$1") || return 1
+  [ ${#cmd[@]} -gt 0 ] || return 1
+  "${cmd[@]}" >/dev/null
+}
 # shellcheck disable=SC2317 # run by check
-write_metrics() { TEXTFILE_DIR=$textfile MDTUNE=$bin MDTUNE_ROOT=$host /bin/sh -ec "$script"; }
-check "the service's command writes $textfile/mdtune.prom" write_metrics
+write_metrics() { run_tick "$host"; }
+check "the service's command ($(tick_command "$textfile" "$host" | paste -sd' ')) writes $textfile/mdtune.prom" write_metrics
 check "... atomically: only mdtune.prom is left in the directory" test "$(ls -A "$textfile")" = mdtune.prom
+check "... as a regular file of mode 0644" test "$(stat -c '%F %a' "$textfile/mdtune.prom")" = "regular file 644"
 check "promtool check metrics passes mdtune's file" bash -c "promtool check metrics <'$textfile/mdtune.prom'"
 check "the file names md0's drifted stripe cache: 1024 live, 4096 wanted" bash -c "
   grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$textfile/mdtune.prom' &&
   grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
 # A host that cannot be read: the command fails and the old file stays.
 cp "$textfile/mdtune.prom" "$tmp/before.prom"
-if TEXTFILE_DIR=$textfile MDTUNE=$bin MDTUNE_ROOT=$tmp/missing /bin/sh -ec "$script" 2>/dev/null; then
+mkdir -p "$tmp/unreadable"
+cp -a "$host/." "$tmp/unreadable/"
+echo garbage >"$tmp/unreadable/proc/sys/dev/raid/speed_limit_min"
+if run_tick "$tmp/unreadable" 2>/dev/null; then
   not_ok "with a host that cannot be read the service fails" "it exited 0"
 else
   check "with a host that cannot be read the service fails, leaving the last file and no temporary one" \

@@ -75,6 +75,9 @@ sdir=/usr/share/susemanager/salt
 # SUSE's %_defaultdocdir), named after the package alone (the spec's %_docdir_fmt).
 docdir=/usr/share/doc/packages
 licdir=$(rpm --eval '%{_defaultlicensedir}')
+# The mdadm event script's directory: the distribution's %_libexecdir (/usr/libexec here and on
+# current SUSE).
+libexec=$(rpm --eval '%{_libexecdir}')
 
 for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
@@ -82,10 +85,11 @@ for arch in x86_64 aarch64 ppc64le; do
   printf '%s\n' "$docdir/mdtune/README.md" "$docdir/mdtune/reference.md" \
     "$licdir/mdtune/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz \
-    /usr/lib/systemd/system/mdtune-metrics.service /usr/lib/systemd/system/mdtune-metrics.timer \
+    /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer \
+    "$libexec/mdtune/mdtune-mdadm-event" \
     /usr/share/mdtune/prometheus/mdtune-rules.yml | sort >"$tmp/want"
   files "$p" >"$tmp/got"
-  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md, LICENSE, the metrics unit and timer and the alerting rules, nothing else" \
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md, LICENSE, the tick unit and timer (not mdtune-metrics'), the mdadm event script and the alerting rules, nothing else" \
     diff -u "$tmp/want" "$tmp/got"
   check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
   # A static binary needs no library: only the dynamic-linker hash style rpm always records.
@@ -94,8 +98,18 @@ for arch in x86_64 aarch64 ppc64le; do
   mkdir -p "$tmp/x-$arch" && (cd "$tmp/x-$arch" && rpm2cpio "$p" | cpio -idm --quiet)
   # SUSE's node_exporter reads no textfile directory by default: the unit names the one
   # docs/operations.md tells it to read.
-  check "mdtune.$arch.rpm's metrics unit writes /var/lib/node_exporter/textfile_collector" \
-    grep -qx 'Environment=TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector' "$tmp/x-$arch/usr/lib/systemd/system/mdtune-metrics.service"
+  check "mdtune.$arch.rpm's tick unit writes /var/lib/node_exporter/textfile_collector" \
+    grep -qx 'Environment=TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector' "$tmp/x-$arch/usr/lib/systemd/system/mdtune-tick.service"
+  check "mdtune.$arch.rpm's tick unit names the mdadm event script where the package has it" \
+    grep -q "$libexec/mdtune/mdtune-mdadm-event" "$tmp/x-$arch/usr/lib/systemd/system/mdtune-tick.service"
+  check "mdtune.$arch.rpm's mdadm event script is executable" test -x "$tmp/x-$arch$libexec/mdtune/mdtune-mdadm-event"
+  # The scriptlets: an upgrade enables mdtune-tick.timer only where mdtune-metrics.timer was
+  # enabled, and an erase stops and disables it.
+  rpm -qp --scripts "$p" 2>/dev/null >"$tmp/scripts-$arch"
+  check "mdtune.$arch.rpm's %post enables mdtune-tick.timer only when mdtune-metrics.timer was enabled; %preun disables it on erase" \
+    bash -c "grep -q 'if \[ \"\$1\" -gt 1 \] && \[ -L \"\$old\" \]' '$tmp/scripts-$arch' &&
+      grep -q 'enable mdtune-tick.timer' '$tmp/scripts-$arch' &&
+      grep -q 'disable --now mdtune-tick.timer' '$tmp/scripts-$arch'"
   # Every path the man page names under /usr/share/doc is a file of this package.
   named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
   check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
@@ -234,7 +248,10 @@ rpm --root "$root" --initdb
 # provided there; the three packages' dependencies on each other are still resolved.
 set_=("$pkgs/mdtune-$version-1.x86_64.rpm" "$mods" "$form")
 # (Debian's rpm warns on stderr that it is not Debian's package manager: shown only on failure.)
-if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
+# --noscripts: the scratch root has no /bin/sh to run mdtune's scriptlets in (they only enable,
+# disable and stop the tick timer with systemctl, which it has no systemd for either); they are
+# checked by rpm -qp --scripts above.
+if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   pass "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
   check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V --nodeps mdtune mdtune-salt-modules mdtune-formula
   got=$("$root/usr/sbin/mdtune" --version)
@@ -257,7 +274,7 @@ if rpm --root "$root" --nodeps -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   # shellcheck disable=SC2016 # the inner bash expands $1
   check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
     bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
-  if rpm --root "$root" -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
+  if rpm --root "$root" --noscripts -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
     pass "rpm -e removes the three"
   else
     cat "$tmp/rpm-e"; fail "rpm -e removes the three"
@@ -345,6 +362,11 @@ else
     check "the installed mdtune queries the demo host" \
       python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
     dpkg -L mdtune | sort >"$tmp/deb-files"
+    check "dpkg -L mdtune lists mdtune-tick.service and .timer and the mdadm event script" \
+      all_listed "$(printf '%s\n' /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer /usr/lib/mdtune/mdtune-mdadm-event)" "$tmp/deb-files"
+    check "dpkg -L mdtune lists no mdtune-metrics unit (mdtune-tick's replace them)" \
+      bash -c "! grep -q mdtune-metrics '$tmp/deb-files'"
+    check "the installed mdadm event script is executable" test -x /usr/lib/mdtune/mdtune-mdadm-event
     named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
     check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
       all_listed "$named" "$tmp/deb-files"

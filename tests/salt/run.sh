@@ -384,10 +384,10 @@ assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
   sc formula "$base/fo-all.json" state.show_sls mdtune \
     pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}, "metrics": {"enabled": true}}}'
-  check "[$label] formula with metrics.enabled: the package's mdtune-metrics.timer enabled and started, after the package" \
+  check "[$label] formula with metrics.enabled: the package's mdtune-tick.timer enabled and started, after the package" \
     "$base/fo-all.json" '
 args = r["mdtune-metrics"]["service"]
-assert "running" in args and {"name": "mdtune-metrics.timer"} in args and {"enable": True} in args, args
+assert "running" in args and {"name": "mdtune-tick.timer"} in args and {"enable": True} in args, args
 assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
     "$base/fo-all.json" 2>&1)

@@ -45,10 +45,12 @@ mdtune-tuned:
 
 {%- if mdtune.metrics.enabled %}
 
-{#- Runs on the live system only (metadata.yml's live_state_ids): a timer is started there. #}
+{#- Runs on the live system only (metadata.yml's live_state_ids): a timer is started there. The
+    state keeps the ID it had when the timer was mdtune-metrics.timer, which mdtune-tick.timer
+    replaces. #}
 mdtune-metrics:
   service.running:
-    - name: mdtune-metrics.timer
+    - name: mdtune-tick.timer
     - enable: true
   {%- if mdtune.install.enabled %}
     - require:
