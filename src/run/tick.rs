@@ -8,6 +8,7 @@
 //! steps and builds the object; what a step does lives in the step named after it.
 
 use super::exit::{failure, Exit};
+use super::lock::{lock, lock_wait, UDEV_LOCK_WAIT_MS};
 use super::module::open_root;
 use super::show::metrics;
 use crate::sys::Root;
@@ -40,9 +41,29 @@ const STEPS: [(&str, Step); 3] = [
     ("recorded", record_checks),
 ];
 
-/// (a): nothing yet.
-fn resume_frozen(_root: &Root) -> Done {
-    (Vec::new(), None)
+/// (a): resumes every sync a killed run left frozen, from its record (docs/reference.md §4,
+/// "A pause that always ends"), under the host lock, so that no live run is mid-pause. A host
+/// with no pause recorded is left alone: the lock is not even taken (nor created).
+fn resume_frozen(root: &Root) -> Done {
+    if crate::host::pause_records(root).is_empty() {
+        return (Vec::new(), None);
+    }
+    let _lock = match lock(root, lock_wait(UDEV_LOCK_WAIT_MS)) {
+        Ok(l) => l,
+        Err(e) => return (Vec::new(), Some(e.to_string())),
+    };
+    let resumed = crate::apply::resume_stale(root);
+    let failed: Vec<String> = resumed
+        .iter()
+        .filter(|r| r.outcome != "resumed" && r.outcome != "not frozen")
+        .map(|r| format!("{}: the {} {}", r.array, r.action, r.outcome))
+        .collect();
+    let items = resumed
+        .iter()
+        .filter(|r| r.outcome == "resumed")
+        .map(|r| serde_json::to_value(r).unwrap_or_default())
+        .collect();
+    (items, (!failed.is_empty()).then(|| failed.join("; ")))
 }
 
 /// (b): nothing yet.

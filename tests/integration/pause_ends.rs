@@ -208,7 +208,7 @@ fn a_signal_mid_pause_resumes_the_check_rolls_back_and_answers_with_the_failure(
 }
 
 #[test]
-fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_next_run() {
+fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
     let (dir, r) = host("pause-kill9", "check", "4096 / 65536");
     let md = Md::play(&r, SLOW);
     let child = start(&dir);
@@ -236,8 +236,37 @@ fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_next_run(
     let show = run_text(&["--show", "--root", &root]).0;
     assert!(show.contains("frozen: by an mdtune run"), "{show}");
 
-    // The next run resumes it first, where it stood and within its window, then pauses it
-    // again for its own write.
+    // The tick resumes it, where it stood and within its window; a second tick has nothing to do.
+    let (tick, code) = run_text(&["--tick", "--root", &root]);
+    assert_eq!(code, 0, "{tick}");
+    let tick: Value = serde_json::from_str(&tick).unwrap();
+    assert_eq!(tick["changed"], true, "{tick}");
+    assert_eq!(tick["resumed"][0]["array"], "md0", "{tick}");
+    assert_eq!(tick["resumed"][0]["from"], 4096, "{tick}");
+    thread::sleep(Duration::from_millis(50));
+    assert_eq!(md.resumed(), ["check from 4096"]);
+    assert_eq!(r.read_md("md0", "sync_action"), "check");
+    assert_eq!(r.read_md("md0", "sync_max"), "60000");
+    assert!(!record(&dir).exists());
+    let (again, code) = run_text(&["--tick", "--root", &root]);
+    assert_eq!(code, 0, "{again}");
+    let again: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(again["resumed"], json!([]), "{again}");
+    md.stop();
+}
+
+#[test]
+fn a_run_killed_mid_pause_is_resumed_by_the_next_run_before_it_reads_the_host() {
+    let (dir, r) = host("pause-kill9-run", "check", "4096 / 65536");
+    let md = Md::play(&r, SLOW);
+    let child = start(&dir);
+    mid_pause(&dir, &r);
+    signal(&child, "KILL");
+    let _ = output(child);
+    thread::sleep(SLOW.stop_after + Duration::from_millis(200));
+    assert_eq!(r.read_md("md0", "sync_action"), "frozen");
+    // The next run resumes it first, then pauses it again for its own write.
     let out = run_args(&["-"], &input(&dir), &[("MDTUNE_SYNC_STOP_WAIT", "20")]);
     let resumed = md.stop();
     assert_eq!(out.code, 0, "{}", out.stdout);
