@@ -6,8 +6,9 @@
 //! cannot be caught; the pause record under `run/mdtune/` covers it.
 //!
 //! Handlers come from signal-hook (`flag`): storing into an atomic is all they do, and the
-//! crate's registry keeps the one process-wide handler per signal, so this file needs no
-//! `unsafe`. Registration happens once per process, at the first [`Deferred::start`].
+//! crate's registry keeps the one process-wide handler per signal, so this file stays within
+//! the crate-wide ban on unchecked code. Registration happens once per process, at the first
+//! [`Deferred::start`].
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::flag;
