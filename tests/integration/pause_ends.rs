@@ -282,6 +282,27 @@ fn a_run_killed_mid_pause_is_resumed_by_the_next_run_before_it_reads_the_host() 
     assert!(!record(&dir).exists());
 }
 
+#[test]
+fn a_udev_replay_resumes_a_pause_a_killed_run_left_even_with_nothing_persisted() {
+    let (dir, r) = host("pause-kill9-udev", "check", "4096 / 65536");
+    let md = Md::play(&r, SLOW);
+    let child = start(&dir);
+    mid_pause(&dir, &r);
+    signal(&child, "KILL");
+    let _ = output(child);
+    thread::sleep(SLOW.stop_after + Duration::from_millis(200));
+    let root = dir.display().to_string();
+    let (text, code) = run_text(&["--udev", "md0", "--root", &root]);
+    thread::sleep(Duration::from_millis(50));
+    let resumed = md.stop();
+    assert_eq!(code, 0, "{text}");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["changed"], true, "{json}");
+    assert_eq!(json["resumed"][0]["outcome"], "resumed", "{json}");
+    assert_eq!(resumed, ["check from 4096"]);
+    assert!(!record(&dir).exists());
+}
+
 /// `mdtune ARGS` as text: stdout and the exit status.
 fn run_text(args: &[&str]) -> (String, i32) {
     let out = Command::new(bin()).args(args).output().unwrap();
