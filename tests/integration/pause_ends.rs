@@ -207,16 +207,22 @@ fn a_signal_mid_pause_resumes_the_check_rolls_back_and_answers_with_the_failure(
     }
 }
 
-#[test]
-fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
-    let (dir, r) = host("pause-kill9", "check", "4096 / 65536");
+/// A host whose run was killed (SIGKILL) mid-pause of md0's check, once the sync thread has
+/// stopped on its own: frozen, recorded, and nobody resumes it.
+fn killed_mid_pause(name: &str) -> (PathBuf, FakeRoot, Md) {
+    let (dir, r) = host(name, "check", "4096 / 65536");
     let md = Md::play(&r, SLOW);
     let child = start(&dir);
     mid_pause(&dir, &r);
     signal(&child, "KILL");
     let _ = output(child);
-    // The sync thread stops on its own; nobody resumes it.
     thread::sleep(SLOW.stop_after + Duration::from_millis(200));
+    (dir, r, md)
+}
+
+#[test]
+fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
+    let (dir, r, md) = killed_mid_pause("pause-kill9");
     assert_eq!(r.read_md("md0", "sync_action"), "frozen");
     assert!(md.resumed().is_empty());
 
@@ -258,13 +264,7 @@ fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
 
 #[test]
 fn a_run_killed_mid_pause_is_resumed_by_the_next_run_before_it_reads_the_host() {
-    let (dir, r) = host("pause-kill9-run", "check", "4096 / 65536");
-    let md = Md::play(&r, SLOW);
-    let child = start(&dir);
-    mid_pause(&dir, &r);
-    signal(&child, "KILL");
-    let _ = output(child);
-    thread::sleep(SLOW.stop_after + Duration::from_millis(200));
+    let (dir, r, md) = killed_mid_pause("pause-kill9-run");
     assert_eq!(r.read_md("md0", "sync_action"), "frozen");
     // The next run resumes it first, then pauses it again for its own write.
     let out = run_args(&["-"], &input(&dir), &[("MDTUNE_SYNC_STOP_WAIT", "20")]);
@@ -284,13 +284,7 @@ fn a_run_killed_mid_pause_is_resumed_by_the_next_run_before_it_reads_the_host() 
 
 #[test]
 fn a_udev_replay_resumes_a_pause_a_killed_run_left_even_with_nothing_persisted() {
-    let (dir, r) = host("pause-kill9-udev", "check", "4096 / 65536");
-    let md = Md::play(&r, SLOW);
-    let child = start(&dir);
-    mid_pause(&dir, &r);
-    signal(&child, "KILL");
-    let _ = output(child);
-    thread::sleep(SLOW.stop_after + Duration::from_millis(200));
+    let (dir, r, md) = killed_mid_pause("pause-kill9-udev");
     let root = dir.display().to_string();
     let (text, code) = run_text(&["--udev", "md0", "--root", &root]);
     thread::sleep(Duration::from_millis(50));
