@@ -284,7 +284,7 @@ fn a_run_killed_mid_pause_is_resumed_by_the_next_run_before_it_reads_the_host() 
 
 #[test]
 fn a_udev_replay_resumes_a_pause_a_killed_run_left_even_with_nothing_persisted() {
-    let (dir, r, md) = killed_mid_pause("pause-kill9-udev");
+    let (dir, _, md) = killed_mid_pause("pause-kill9-udev");
     let root = dir.display().to_string();
     let (text, code) = run_text(&["--udev", "md0", "--root", &root]);
     thread::sleep(Duration::from_millis(50));
