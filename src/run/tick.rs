@@ -53,6 +53,7 @@ fn resume_frozen(root: &Root) -> Done {
         Err(e) => return (Vec::new(), Some(e.to_string())),
     };
     let resumed = crate::apply::resume_stale(root);
+    crate::trail::tick(root.base(), &resumed);
     let failed: Vec<String> = resumed
         .iter()
         .filter(|r| r.outcome != "resumed" && r.outcome != "not frozen")

@@ -53,6 +53,14 @@ impl Caller {
         }
     }
 
+    /// The caller of `--tick`: its timer, mdadm's monitor, or a person.
+    pub fn tick() -> Caller {
+        Caller {
+            tool: "tick".to_string(),
+            person: person(),
+        }
+    }
+
     /// `ansible mdtune (ansible 2.19.0), user alice via sudo`.
     pub fn describe(&self) -> String {
         format!("{}, {}", self.tool, self.person)

@@ -11,6 +11,7 @@
 //! as `[blob data]`, or fake a second line.
 
 use super::caller::Caller;
+use crate::apply::Resumed;
 use crate::report::{pause_note, Report, SyncPause};
 use crate::spec::State;
 
@@ -29,7 +30,7 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
     if !report.changed {
         return None;
     }
-    let mut parts = Vec::new();
+    let mut parts: Vec<String> = report.resumed.iter().filter_map(of_resumed).collect();
     for a in &report.arrays {
         // A sync paused around the writes is told with them, as the report's msg tells it.
         let paused = match &a.sync_pause {
@@ -49,6 +50,24 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
         "changed"
     };
     Some((INFO, said(caller, &format!("{head} {}", parts.join("; ")))))
+}
+
+/// The line of the syncs `--tick` resumed, if it resumed any.
+pub(crate) fn of_tick(caller: &Caller, resumed: &[Resumed]) -> Option<(u8, String)> {
+    let parts: Vec<String> = resumed.iter().filter_map(of_resumed).collect();
+    (!parts.is_empty()).then(|| (INFO, said(caller, &parts.join("; "))))
+}
+
+/// `resumed md0's check that a killed mdtune run (pid 4242) had left frozen, from 4096`, for a
+/// stale pause that was resumed.
+fn of_resumed(r: &Resumed) -> Option<String> {
+    (r.outcome == "resumed").then(|| {
+        let from = r.from.map_or(String::new(), |f| format!(", from {f}"));
+        format!(
+            "resumed {}'s {} that a killed mdtune run (pid {}) had left frozen{from}",
+            r.array, r.action, r.pid
+        )
+    })
 }
 
 /// The line for a run that stopped before it had a report.

@@ -25,6 +25,13 @@ pub(crate) fn report(root: &Path, caller: &Caller, report: &Report, removing: bo
     }
 }
 
+/// Writes the trail's line for the syncs `--tick` resumed, if it resumed any.
+pub(crate) fn tick(root: &Path, resumed: &[crate::apply::Resumed]) {
+    if let Some((priority, line)) = line::of_tick(&Caller::tick(), resumed) {
+        syslog::log(root, priority, &line);
+    }
+}
+
 /// Writes the trail's line for a run that failed before it had a report.
 pub(crate) fn failure(root: &Path, caller: &Caller, error: &str) {
     let (priority, line) = line::of_failure(caller, error);

@@ -7,7 +7,7 @@
 //! not paused on a kernel where it would resume as a resync. The played md ([`Md`]) acts as
 //! drivers/md/md.c does on each of these.
 
-use crate::common::{bin, run_args, scratch};
+use crate::common::{bin, logged, run_args, scratch, syslog};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
@@ -242,8 +242,17 @@ fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
     let show = run_text(&["--show", "--root", &root]).0;
     assert!(show.contains("frozen: by an mdtune run"), "{show}");
 
-    // The tick resumes it, where it stood and within its window; a second tick has nothing to do.
+    // The tick resumes it, where it stood and within its window, and says so in the trail; a
+    // second tick has nothing to do.
+    let log = syslog(&dir);
     let (tick, code) = run_text(&["--tick", "--root", &root]);
+    let lines = logged(&log);
+    assert!(
+        lines.len() == 1
+            && lines[0].contains("tick, ")
+            && lines[0].contains("resumed md0's check that a killed mdtune run (pid "),
+        "{lines:?}"
+    );
     assert_eq!(code, 0, "{tick}");
     let tick: Value = serde_json::from_str(&tick).unwrap();
     assert_eq!(tick["changed"], true, "{tick}");
