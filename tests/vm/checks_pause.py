@@ -12,23 +12,26 @@ from vmlib import INFO, expect, progress
 
 
 def pause_checks(run):
-    def k1_paused():
-        """Where the check stood before the run, and where the killed run recorded it."""
+    def killed():
+        """The harness part of k1: where the check stood before the run (past 0, so that a
+        restart from 0 shows), and that strace let `frozen` through, cut off the next write to
+        md0/sync_action (the resume) and killed the run there. Returns that position and the
+        killed run's pid."""
         expect(run.val("k1.before", "md0/sync_action"), "check", "harness: md0 runs a check before k1")
         before = progress(run.val("k1.before", "md0/sync_completed"), "md0 before k1")
         assert before[0] > 0, f"harness: the check had done nothing before k1 ({before}); a reset to 0 would go unseen"
-        return before
-
-    def k1_frozen():
-        before = k1_paused()
         trace = "\n".join(run.block("k1.strace"))
-        writes = re.findall(r'write\(\d+, "(\w+)\\n", \d+\)\s*=\s*(\S+)', trace)
-        expect(writes, [("frozen", "7"), ("check", "?")],
+        writes = re.findall(r'^(\d+) +write\(\d+, "(\w+)\\n", \d+\)\s*=\s*(\S+)', trace, re.M)
+        expect([w[1:] for w in writes], [("frozen", "7"), ("check", "?")],
                "harness: mdtune's writes to md0/sync_action under strace (frozen done, the resume cut off)")
-        assert "+++ killed by SIGKILL +++" in trace, f"harness: strace did not kill mdtune: {trace!r}"
+        assert re.search(r"^\d+ +\+\+\+ killed by SIGKILL \+\+\+", trace, re.M), f"harness: strace did not kill mdtune: {trace!r}"
         r = run.runs.get("k1")
         assert r is not None, "no k1 run recorded (guest stopped early?)"
         expect((r["rc"], r["stdout"]), (137, ""), "k1 exit status (128 + SIGKILL) and its stdout (nothing)")
+        return before, int(writes[0][0])
+
+    def k1_frozen():
+        before, pid = killed()
         expect(run.val("k1.killed", "md0/sync_action"), "frozen", "md0/sync_action after the kill")
         expect(run.val("k1.killed", "md0/sync_completed"), "none", "md0/sync_completed after the kill (no sync thread)")
         expect(run.val("k1.killed", "md0/group_thread_cnt"), "2", "md0/group_thread_cnt after the kill (written before it)")
@@ -37,24 +40,24 @@ def pause_checks(run):
             rec = json.loads(text)
         except ValueError:
             raise AssertionError(f"/run/mdtune/pause-md0.json after the kill: {text!r}") from None
-        expect((rec.get("array"), rec.get("action")), ("md0", "check"), "the record's array and action")
+        expect((rec.get("array"), rec.get("action"), rec.get("pid")), ("md0", "check", pid),
+               "the record's array, action and pid (the killed run's)")
         at = rec.get("paused_at") or [0, 0]
         assert at[0] >= before[0] and at[1] == before[1], f"the record's paused_at {at}, the check stood at {before} before"
         start = rec.get("resume_from")
         assert isinstance(start, int) and start % 8 == 0 and start >= at[0] - at[0] % 8, \
             f"the record's resume_from {start!r}: not a multiple of 8 at or past where it was paused ({at})"
         expect(run.val("k1.killed", "md0/sync_min"), str(start), "md0/sync_min while frozen (set by the pause)")
-        return before, rec
 
     def k1_named():
-        _, rec = k1_frozen()
+        _, pid = killed()
         out = run.runs.get("k1verify")
         assert out is not None, "no --verify run recorded"
         expect(out["rc"], 3, "mdtune --verify exit status with md0 frozen")
-        pid = rec.get("pid")
         assert re.search(rf"md0 sync: frozen by an mdtune run \(pid {pid}\) killed mid-pause", out["stdout"]), \
             f"--verify does not name md0 frozen by the killed run (pid {pid}): {out['stdout'][-800:]!r}"
-        for hand in (f"echo {rec['resume_from']} > /sys/block/md0/md/sync_min", "echo check > /sys/block/md0/md/sync_action"):
+        start = run.val("k1.killed", "md0/sync_min")
+        for hand in (f"echo {start} > /sys/block/md0/md/sync_min", "echo check > /sys/block/md0/md/sync_action"):
             assert hand in out["stdout"], f"--verify does not say {hand!r}: {out['stdout'][-800:]!r}"
         expect(run.fact("k1.metrics.rc"), "0", "mdtune --metrics exit status")
         lines = set(run.block("k1.metrics"))
@@ -64,16 +67,16 @@ def pause_checks(run):
             assert want in lines, f"--metrics lacks {want!r}: {sorted(lines)}"
 
     def k1_resumed():
-        before, rec = k1_frozen()
+        before, pid = killed()
         how = run.fact("k1.resumer")
         r = run.result("k1resume")
         resumed = r.get("resumed") or []
-        assert len(resumed) == 1, f"the {how} resumed {resumed!r}, expected md0's check"
+        assert len(resumed) == 1, f"the {how} resumed {resumed!r}, expected md0's check; msg: {r.get('msg')!r}"
         got = resumed[0]
         expect((got.get("array"), got.get("action"), got.get("outcome"), got.get("pid")),
-               ("md0", "check", "resumed", rec.get("pid")), f"the {how}'s resumed[0] array, action, outcome, pid")
+               ("md0", "check", "resumed", pid), f"the {how}'s resumed[0] array, action, outcome, pid")
         start = got.get("from")
-        expect(start, rec.get("resume_from"), f"the {how}'s resumed[0].from (the record's)")
+        expect(str(start), run.val("k1.killed", "md0/sync_min"), f"the {how}'s resumed[0].from (sync_min while frozen)")
         assert start >= before[0] - before[0] % 8, f"resumed from {start}, behind where the check stood before k1 ({before})"
         if how == "run":
             expect(r.get("changed"), True, "the resuming run's changed (a resumed sync is a change)")
@@ -84,11 +87,13 @@ def pause_checks(run):
         assert later[0] >= start and later[1] == before[1], \
             f"2 s after the resume the check stands at {later}, behind {start}: it did not resume there"
         expect(run.val("k1.later", "md0/sync_action"), "check", "md0/sync_action 2 s after the resume")
+        paused = json.loads(run.fact("k1.record")).get("paused_at", [None])[0]
         INFO.append(f"info  {run.label:<32} k1 kill -9 mid-pause: sync_completed {before[0]} / {before[1]} before, "
-                    f"paused at {rec['paused_at'][0]}, resumed ({how}) from {start}, {later[0]} 2 s later")
+                    f"paused at {paused}, resumed ({how}) from {start}, {later[0]} 2 s later")
 
     def k2_sigterm():
         expect(run.val("k2.before", "md0/sync_action"), "check", "harness: md0 runs a check before k2")
+        expect(run.facts.get("k2.restarted"), None, "harness: k1's check was restarted by hand (k1 failed)")
         before = progress(run.val("k2.before", "md0/sync_completed"), "md0 before k2")
         expect(run.val("k2.before", "md0/group_thread_cnt"), "2", "harness: md0/group_thread_cnt before k2")
         trace = "\n".join(run.block("k2.strace"))

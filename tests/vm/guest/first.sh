@@ -225,6 +225,12 @@ val k1.resumed md0 sync_action sync_min sync_completed group_thread_cnt
 fact k1.record.after "$(ls /run/mdtune/pause-* 2>/dev/null)"
 sleep 2
 val k1.later md0 sync_action sync_completed
+# k2 needs the check running: if k1's check was not resumed, it is restarted by hand (k1 fails).
+if [ "$(cat $SA)" != check ]; then
+  fact k2.restarted "$(cat $SA)"
+  echo check >$SA
+  progress md0
+fi
 val k2.before md0 sync_action sync_completed sync_min group_thread_cnt
 at k2
 out "@@INPUT k2 {\"arrays\":[{\"name\":\"md0\",\"group_thread_cnt\":1}]} (strace: SIGTERM at the 1st write to group_thread_cnt)"
