@@ -102,7 +102,7 @@ def pause_checks(run):
         expect(r.get("failed"), True, "k2 failed")
         assert "interrupted by SIGTERM" in str(r.get("msg")), f"k2 msg: {r.get('msg')!r}"
         # The write of 1 goes in, SIGTERM arrives as it returns, the rollback writes 2 back. Where
-        # the write suspends the array interruptibly (7.x), the signal sent at the write's entry
+        # the write suspends the array interruptibly (6.12, 7.x), the signal sent at the write's entry
         # ends it with ERESTARTSYS first, and the kernel restarts it (signal-hook's SA_RESTART).
         writes = re.findall(r'write\(\d+, "(\d+)\\n", \d+\)\s*=\s*(\S+)', trace)
         restarted = writes[:1] == [("1", "?")]
