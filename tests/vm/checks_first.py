@@ -1,11 +1,12 @@
 """The checks of each boot, by phase (`scenarios`), and on the first boot the scenarios s1-s10 of
-the whole contract on a real kernel and the sync-aware writes (p1, d1).
+the whole contract on a real kernel and the sync-aware writes (p1, d1; k1 and k2 in checks_pause).
 """
 import json
 import re
 
 from checks_auto import auto_checks
 from checks_layouts import issue11_checks
+from checks_pause import pause_checks
 from checks_powercut import powercut_checks
 from checks_udev import second_checks, udev_checks
 from vmlib import ATTRS, P5, R5, array, auto_value, expect, progress, setting
@@ -262,7 +263,7 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
-    ] + sync_checks(run) + issue11_checks(run) + udev_checks(run)
+    ] + sync_checks(run) + pause_checks(run) + issue11_checks(run) + udev_checks(run)
 
 
 def sync_checks(run):

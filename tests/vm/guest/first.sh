@@ -11,6 +11,10 @@
 #   p1       issue 32: a run during a check of md0, with I/O on md0, pauses the check around the
 #            writes and resumes it where it stood; d1 sync_io_depth (6.16+) and the unit of a
 #            raid10's sync limits
+#   k1, k2   a pause that always ends: a run killed (SIGKILL) between its freeze of md0's check
+#            and the resume leaves it frozen and recorded, named by --verify and --metrics, and
+#            the next run resumes it where it stood; a run sent SIGTERM mid-pause rolls back,
+#            resumes the check and exits 1
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, a boot-time resync the rule pauses and resumes (issue 32), change
 #            events during a resync and for an inactive array, revert, re-assembly straight after
@@ -181,6 +185,67 @@ val p1.end md0 sync_action last_sync_action mismatch_cnt group_thread_cnt skip_c
 dmesg | grep -E 'md0: (data-)?check|check of RAID array md0' | block p1.dmesg
 echo 0 >/sys/block/md0/md/group_thread_cnt
 echo 0 >/sys/block/md0/md/skip_copy
+
+# --- k1, k2: a pause that always ends (docs/reference.md §4). md0 checks again, throttled by its
+# own sync limits to 500 KiB/s (about a minute for the 32 MiB drives; md throttles only above
+# sync_speed_min), and the check is stopped once both are done. The kernel path strace -P names
+# is resolved by strace (to /sys/devices/virtual/block/md0/...), so it matches mdtune's writes
+# through its descriptors. k1: strace skips mdtune's second write to md0's sync_action, the
+# resume after "frozen" (error=EINTR), and kills it (SIGKILL): the check stays frozen, recorded
+# in /run/mdtune/pause-md0.json; --verify and --metrics name it; the next run resumes it from
+# where it stood (mdtune --tick where this binary has it, else a writing run that changes
+# nothing else). k2: strace sends SIGTERM as mdtune's first write to md0's group_thread_cnt
+# returns: the run puts the value back, resumes the check at once, removes the record, exit 1.
+SA=/sys/block/md0/md/sync_action
+echo 100 >/sys/block/md0/md/sync_speed_min
+echo 500 >/sys/block/md0/md/sync_speed_max
+echo check >$SA
+step k-progress progress md0
+val k1.before md0 sync_action sync_completed sync_min group_thread_cnt
+at k1
+out "@@INPUT k1 {\"arrays\":[{\"name\":\"md0\",\"group_thread_cnt\":2}]} (strace: SIGKILL at the 2nd write to $SA)"
+echo '{"arrays":[{"name":"md0","group_thread_cnt":2}]}' | timeout 60 strace -f -qq -o /tmp/k1.strace -P $SA \
+  -e trace=write -e inject=write:error=EINTR:signal=KILL:when=2 mdtune >/tmp/out 2>/tmp/err
+record_run k1 $?
+block k1.strace </tmp/k1.strace
+val k1.killed md0 sync_action sync_completed sync_min group_thread_cnt
+fact k1.record "$(cat /run/mdtune/pause-md0.json 2>&1)"
+mdt k1verify - --verify
+mdtune --metrics >/tmp/k1.metrics 2>&1
+fact k1.metrics.rc $?
+grep -E '^mdtune_array_sync_(frozen|action)\{array="md0"' /tmp/k1.metrics | block k1.metrics
+if mdtune --help 2>&1 | grep -q -- --tick; then
+  fact k1.resumer tick
+  mdt k1resume - --tick --root /
+else
+  fact k1.resumer run
+  mdt k1resume '{"arrays":[{"name":"md0","group_thread_cnt":2}]}'
+fi
+val k1.resumed md0 sync_action sync_min sync_completed group_thread_cnt
+fact k1.record.after "$(ls /run/mdtune/pause-* 2>/dev/null)"
+sleep 2
+val k1.later md0 sync_action sync_completed
+# k2 needs the check running: if k1's check was not resumed, it is restarted by hand (k1 fails).
+if [ "$(cat $SA)" != check ]; then
+  fact k2.restarted "$(cat $SA)"
+  echo check >$SA
+  progress md0
+fi
+val k2.before md0 sync_action sync_completed sync_min group_thread_cnt
+at k2
+out "@@INPUT k2 {\"arrays\":[{\"name\":\"md0\",\"group_thread_cnt\":1}]} (strace: SIGTERM at the 1st write to group_thread_cnt)"
+echo '{"arrays":[{"name":"md0","group_thread_cnt":1}]}' | timeout 60 strace -f -qq -o /tmp/k2.strace \
+  -P /sys/block/md0/md/group_thread_cnt -e trace=write -e inject=write:signal=TERM:when=1 mdtune >/tmp/out 2>/tmp/err
+record_run k2 $?
+val k2.after md0 sync_action sync_min sync_completed group_thread_cnt
+fact k2.records "$(ls /run/mdtune/pause-* 2>/dev/null)"
+block k2.strace </tmp/k2.strace
+echo idle >$SA
+i=0; while [ "$(cat /sys/block/md0/md/sync_completed)" != none ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo 0 >/sys/block/md0/md/sync_min
+echo system >/sys/block/md0/md/sync_speed_min
+echo system >/sys/block/md0/md/sync_speed_max
+echo 0 >/sys/block/md0/md/group_thread_cnt
 
 # --- d1 (issue 32): sync_io_depth (6.16+) per array and system-wide, and the unit of md1's
 # (raid10) sync limits. On a kernel with the file: set, read back, "system" restores; without:
