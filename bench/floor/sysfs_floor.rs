@@ -64,7 +64,14 @@ fn read_file(dir: c_int, name: &str) -> Option<String> {
 /// Calls `f` with every entry of the open directory `fd` (getdents64 until it returns 0).
 fn entries(fd: c_int, buf: &mut [u8], f: &mut dyn FnMut(&str)) {
     loop {
-        let n = unsafe { syscall(SYS_GETDENTS64, c_long::from(fd), buf.as_mut_ptr(), buf.len()) };
+        let n = unsafe {
+            syscall(
+                SYS_GETDENTS64,
+                c_long::from(fd),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
         if n <= 0 {
             return;
         }
@@ -108,7 +115,14 @@ fn cpus_in(list: &str) -> u32 {
 /// The poll queues of the disk whose `mq/` is `mq` under `dir`: its last entries whose `cpu<K>`
 /// subdirectories add up to the `possible` CPUs (by link count under `root` when given, else
 /// listing each). 0 when they do not.
-fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mut [u8], md: &str) -> u32 {
+fn poll_queues(
+    dir: c_int,
+    mq: &str,
+    possible: u32,
+    root: Option<&str>,
+    buf: &mut [u8],
+    md: &str,
+) -> u32 {
     let mut numbered = Vec::new();
     list(dir, mq, buf, |q| numbered.extend(q.parse::<u32>().ok()));
     numbered.sort_unstable_by(|a, b| b.cmp(a));
@@ -119,7 +133,10 @@ fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mu
             None => {
                 let mut c = 0;
                 list(dir, &format!("{mq}/{n}"), buf, |e| {
-                    c += u32::from(e.strip_prefix("cpu").is_some_and(|k| k.parse::<u32>().is_ok()));
+                    c += u32::from(
+                        e.strip_prefix("cpu")
+                            .is_some_and(|k| k.parse::<u32>().is_ok()),
+                    );
                 });
                 c
             }
@@ -129,7 +146,11 @@ fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mu
             break;
         }
     }
-    if cpus == possible { polled } else { 0 }
+    if cpus == possible {
+        polled
+    } else {
+        0
+    }
 }
 
 fn main() {
@@ -138,7 +159,9 @@ fn main() {
     if mq_links {
         args.remove(0);
     }
-    let (root, attrs) = args.split_first().expect("usage: sysfs_floor [--mq-links] ROOT ATTR...");
+    let (root, attrs) = args
+        .split_first()
+        .expect("usage: sysfs_floor [--mq-links] ROOT ATTR...");
     let mut buf = vec![0u8; 32 * 1024];
     let mut out = String::new();
 
@@ -179,7 +202,11 @@ fn main() {
         let metadata = file("metadata_version");
         let uuid = file("uuid");
         let values: Vec<String> = attrs.iter().map(|a| format!("{a}={}", file(a))).collect();
-        let sync = [file("sync_action"), file("sync_completed"), file("sync_speed")];
+        let sync = [
+            file("sync_action"),
+            file("sync_completed"),
+            file("sync_speed"),
+        ];
         let reshape = file("reshape_position");
         // The members: md/dev-*, each with its role and the device behind dev-*/block.
         let mut members = Vec::new();
@@ -190,10 +217,19 @@ fn main() {
         });
         let mut queues = Vec::new();
         for m in &members {
-            let role = format!("{}/{}", file(&format!("dev-{m}/state")), file(&format!("dev-{m}/slot")));
+            let role = format!(
+                "{}/{}",
+                file(&format!("dev-{m}/state")),
+                file(&format!("dev-{m}/slot"))
+            );
             let block = format!("dev-{m}/block");
-            let partition = open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
-            let disk = if partition.is_some() { format!("{block}/..") } else { block };
+            let partition =
+                open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
+            let disk = if partition.is_some() {
+                format!("{block}/..")
+            } else {
+                block
+            };
             let mut stacked = 0;
             list(mdfd, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
             let mut mq = 0;
@@ -201,16 +237,28 @@ fn main() {
                 let path = format!("{root}/sys/block/{md}/md/{disk}/mq");
                 mq = links(&path);
             } else {
-                list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+                list(mdfd, &format!("{disk}/mq"), &mut buf, |q| {
+                    mq += u32::from(q.parse::<u32>().is_ok())
+                });
             }
             let mut scsi = 0;
-            list(mdfd, &format!("{disk}/device/scsi_disk"), &mut buf, |_| scsi = 1);
+            list(mdfd, &format!("{disk}/device/scsi_disk"), &mut buf, |_| {
+                scsi = 1
+            });
             if scsi == 0 && mq > 1 && file(&format!("{disk}/queue/io_poll")) == "1" {
                 let possible = *possible.get_or_insert_with(|| {
-                    let list = read_file(AT_FDCWD, &format!("{root}/sys/devices/system/cpu/possible"));
+                    let list =
+                        read_file(AT_FDCWD, &format!("{root}/sys/devices/system/cpu/possible"));
                     cpus_in(&list.unwrap_or_default())
                 });
-                mq -= poll_queues(mdfd, &format!("{disk}/mq"), possible, mq_links.then_some(root), &mut buf, md);
+                mq -= poll_queues(
+                    mdfd,
+                    &format!("{disk}/mq"),
+                    possible,
+                    mq_links.then_some(root),
+                    &mut buf,
+                    md,
+                );
             }
             queues.push(format!(
                 "{m}:{mq}:{role}:{scsi}{}",
@@ -218,8 +266,11 @@ fn main() {
             ));
         }
         unsafe { close(mdfd) };
-        let devname: Vec<&str> =
-            devnames.iter().filter(|(t, _)| t == md).map(|(_, n)| n.as_str()).collect();
+        let devname: Vec<&str> = devnames
+            .iter()
+            .filter(|(t, _)| t == md)
+            .map(|(_, n)| n.as_str())
+            .collect();
         out.push_str(&format!(
             "{md}\tdevname={}\tuuid={uuid}\tlevel={level}\tstate={state}\tmetadata={metadata}\t{}\tsync={}\treshape={reshape}\tmembers={}\n",
             devname.join(","),
