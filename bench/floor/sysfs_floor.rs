@@ -180,20 +180,8 @@ fn poll_queues(
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let fair = args.first().is_some_and(|a| a == "--fair");
-    if fair {
-        args.remove(0);
-        // `--fair --walk`: the fair floor as on a kernel without openat2 (before 5.6).
-        let walk = args.first().is_some_and(|a| a == "--walk");
-        if walk {
-            args.remove(0);
-        }
-        let (root, attrs) = args
-            .split_first()
-            .expect("usage: sysfs_floor --fair [--walk] ROOT ATTR...");
-        let out = fair::run(root, attrs, walk);
-        std::io::stdout().write_all(out.as_bytes()).unwrap();
-        return;
+    if args.first().is_some_and(|a| a == "--fair") {
+        return fair::main(&args[1..]);
     }
     let mq_links = args.first().is_some_and(|a| a == "--mq-links");
     if mq_links {

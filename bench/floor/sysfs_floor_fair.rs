@@ -27,6 +27,7 @@
 use super::{array_line, close, cpus_in, entries_until, read, readlinkat, syscall, AT_FDCWD};
 use super::{O_CLOEXEC, O_DIRECTORY};
 use std::ffi::{c_int, c_long, CString};
+use std::io::Write;
 
 const SYS_FSTAT: c_long = 5;
 const SYS_FSTATFS: c_long = 138;
@@ -316,8 +317,20 @@ fn has_openat2() -> bool {
     }
 }
 
+/// `sysfs_floor --fair [--walk] ROOT ATTR...` (`args` after `--fair`); `--walk` takes the walk
+/// of a kernel without openat2 (before 5.6).
+pub(super) fn main(args: &[String]) {
+    let walk = args.first().is_some_and(|a| a == "--walk");
+    let args = if walk { &args[1..] } else { args };
+    let (root, attrs) = args
+        .split_first()
+        .expect("usage: sysfs_floor --fair [--walk] ROOT ATTR...");
+    let out = run(root, attrs, walk);
+    std::io::stdout().write_all(out.as_bytes()).unwrap();
+}
+
 /// Reads what the bare floor reads, the fair way, and returns what it prints.
-pub(super) fn run(root: &str, attrs: &[String], walk: bool) -> String {
+fn run(root: &str, attrs: &[String], walk: bool) -> String {
     let mut fs = Fair {
         openat2: !walk && has_openat2(),
         short: false,
@@ -385,55 +398,10 @@ pub(super) fn run(root: &str, attrs: &[String], walk: bool) -> String {
                 members.push(m.to_string());
             }
         });
-        let mut queues = Vec::new();
-        for m in &members {
-            let role = format!(
-                "{}/{}",
-                file(&fs, &format!("dev-{m}/state")),
-                file(&fs, &format!("dev-{m}/slot"))
-            );
-            // The member's device, opened once beneath sys/ through the kernel's links.
-            let mut path = format!("block/{md}/md/dev-{m}/block");
-            let Ok(dev) = fs.resolve(sys, &path, O_DIRECTORY, Links::Beneath) else {
-                queues.push(format!("{m}:0:{role}:0"));
-                continue;
-            };
-            // A device with mq/ is a disk; only without one is `partition` looked for.
-            let numbered = |q: &str| q.parse::<u32>().is_ok();
-            let mut mq = fs.count_sub(dev, "mq", numbered);
-            let mut disk = dev;
-            if mq == 0 && fs.stat(dev, "partition").is_some() {
-                path.push_str("/..");
-                if let Ok(parent) = fs.resolve(sys, &path, O_DIRECTORY, Links::Beneath) {
-                    disk = parent;
-                    mq = fs.count_sub(disk, "mq", numbered);
-                }
-            }
-            let mut stacked = 0;
-            fs.list(disk, "slaves", Links::None, |_| stacked += 1);
-            // Only the sd driver's disks have scsi_disk/, and it names them (and their
-            // partitions) sd<letters>.
-            let mut scsi = 0;
-            if m.starts_with("sd") {
-                let scsi_disk = format!("{path}/device/scsi_disk");
-                fs.list(sys, &scsi_disk, Links::Beneath, |_| scsi = 1);
-            }
-            if scsi == 0 && mq > 1 && fs.read(disk, "queue/io_poll").as_deref() == Some("1") {
-                let possible = *possible.get_or_insert_with(|| {
-                    let list = fs.read(sys, "devices/system/cpu/possible");
-                    cpus_in(&list.unwrap_or_default())
-                });
-                mq -= poll_queues(&mut fs, disk, possible);
-            }
-            if disk != dev {
-                close_fd(disk);
-            }
-            close_fd(dev);
-            queues.push(format!(
-                "{m}:{mq}:{role}:{scsi}{}",
-                if stacked > 0 { ":stacked" } else { "" }
-            ));
-        }
+        let queues: Vec<String> = members
+            .iter()
+            .map(|m| member(&mut fs, sys, md_fd, md, m, &mut possible))
+            .collect();
         close_fd(md_fd);
         out.push_str(&array_line(
             md,
@@ -447,6 +415,64 @@ pub(super) fn run(root: &str, attrs: &[String], walk: bool) -> String {
     close_fd(sys);
     close_fd(root_fd);
     out
+}
+
+/// What the floor prints of member `m` of array `md` (whose `md/` is open as `md_fd`):
+/// `NAME:QUEUES:STATE/SLOT:SCSI[:stacked]`. `possible` is `cpu/possible`'s count once read.
+fn member(
+    fs: &mut Fair,
+    sys: c_int,
+    md_fd: c_int,
+    md: &str,
+    m: &str,
+    possible: &mut Option<u32>,
+) -> String {
+    let role = format!(
+        "{}/{}",
+        fs.read(md_fd, &format!("dev-{m}/state"))
+            .unwrap_or_default(),
+        fs.read(md_fd, &format!("dev-{m}/slot")).unwrap_or_default()
+    );
+    // The member's device, opened once beneath sys/ through the kernel's links.
+    let mut path = format!("block/{md}/md/dev-{m}/block");
+    let Ok(dev) = fs.resolve(sys, &path, O_DIRECTORY, Links::Beneath) else {
+        return format!("{m}:0:{role}:0");
+    };
+    // A device with mq/ is a disk; only without one is `partition` looked for.
+    let numbered = |q: &str| q.parse::<u32>().is_ok();
+    let mut mq = fs.count_sub(dev, "mq", numbered);
+    let mut disk = dev;
+    if mq == 0 && fs.stat(dev, "partition").is_some() {
+        path.push_str("/..");
+        if let Ok(parent) = fs.resolve(sys, &path, O_DIRECTORY, Links::Beneath) {
+            disk = parent;
+            mq = fs.count_sub(disk, "mq", numbered);
+        }
+    }
+    let mut stacked = 0;
+    fs.list(disk, "slaves", Links::None, |_| stacked += 1);
+    // Only the sd driver's disks have scsi_disk/, and it names them (and their partitions)
+    // sd<letters>.
+    let mut scsi = 0;
+    if m.starts_with("sd") {
+        let scsi_disk = format!("{path}/device/scsi_disk");
+        fs.list(sys, &scsi_disk, Links::Beneath, |_| scsi = 1);
+    }
+    if scsi == 0 && mq > 1 && fs.read(disk, "queue/io_poll").as_deref() == Some("1") {
+        let possible = *possible.get_or_insert_with(|| {
+            let list = fs.read(sys, "devices/system/cpu/possible");
+            cpus_in(&list.unwrap_or_default())
+        });
+        mq -= poll_queues(fs, disk, possible);
+    }
+    if disk != dev {
+        close_fd(disk);
+    }
+    close_fd(dev);
+    format!(
+        "{m}:{mq}:{role}:{scsi}{}",
+        if stacked > 0 { ":stacked" } else { "" }
+    )
 }
 
 /// The poll queues of the open disk `disk`: the last `mq/` entries whose `cpu<K>` subdirectories
