@@ -88,11 +88,21 @@ def side_by_side(contenders, rounds, before_each=None):
                 kernel[name].append(k)
             samples[name].append(t)
     stats = {name: Stats(s) for name, s in samples.items()}
+    for name, s in samples.items():
+        # In round order, for ratios of two contenders within each round (per_round).
+        stats[name].rounds = s
     for name, c in cpu.items():
         if c:
             stats[name].cpu = Stats(c)
             stats[name].kernel = Stats(kernel[name])
     return stats
+
+
+def per_round(a, b):
+    """The median over the rounds of a's time / b's time in the same round: two runs made a few
+    milliseconds apart, which a change of the machine's load between rounds moves less than the
+    ratio of the two medians."""
+    return statistics.median(x / y for x, y in zip(a.rounds, b.rounds))
 
 
 # --- fake roots ------------------------------------------------------------------------------------

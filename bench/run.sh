@@ -6,7 +6,8 @@
 #   3. Salt: mdtune.managed vs sysfs.present, masterless salt-call, with idempotency
 #   4. system calls of a converged run (strace -c) against the minimum the job needs
 #   5. the floor: mdtune's query and converged present on 64 arrays against a program that reads
-#      exactly what the answer needs (bench/floor/sysfs_floor.rs): time, CPU, system calls
+#      exactly what the answer needs (bench/floor/sysfs_floor.rs), bare and fair (with mdtune's
+#      listing shortcuts and confinement), side by side: time, CPU, system calls
 # Usage: bench/run.sh [bench.py options], e.g. --sections scaling,syscalls --rounds 5
 # Prints the Ansible cost per task (mdtune against an empty binary module, and the answer's size
 # in bytes) and the floor section on the terminal too. MDTUNE_BENCH_BUILD=x86_64 builds only the

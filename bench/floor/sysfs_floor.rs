@@ -19,11 +19,21 @@
 //! openat + read + close, each listing an openat + getdents64 until it returns 0 + close, each
 //! udev link one readlinkat; paths go through the links in one openat (`md0/md`,
 //! `dev-nvme0n1/block/mq`) rather than opening every directory on the way. System calls come from
-//! the C library (openat, readlinkat) and `syscall` (getdents64), as in mdtune.
+//! the C library (openat, readlinkat) and `syscall` (getdents64); mdtune makes the same calls
+//! through rustix.
 //!
 //! `sysfs_floor --mq-links ROOT ATTR...` counts each `mq/` from its link count (one `stat` of the
 //! directory: sysfs gives a directory 2 + its subdirectories) instead of listing it, as mdtune
 //! does; that variant is the floor of mdtune's own way of counting queues.
+//!
+//! `sysfs_floor --fair [--walk] ROOT ATTR...` is the fair floor (bench/floor/sysfs_floor_fair.rs):
+//! the same facts, read with the kernel-safe shortcuts mdtune takes (a listing under `sys/` ends
+//! at a short batch on sysfs, tmpfs and ramfs; `device/scsi_disk/` only under `sd*` names; `mq/`
+//! by link count, `partition` only where `mq/` is missing, a member's device opened once) and
+//! under mdtune's confinement (one descriptor per root, every open an `openat2` beneath it, or
+//! the walk mdtune falls back to without `openat2`, which `--walk` forces). The two are reported
+//! side by side: the bare floor is the least work, the fair floor the least work mdtune's rules
+//! allow.
 //!
 //! Built by bench/bench_direct.py: `rustc --edition 2021 -C opt-level=3 -C panic=abort
 //! --target x86_64-unknown-linux-musl bench/floor/sysfs_floor.rs` (static, like the mdtune binary
@@ -63,8 +73,27 @@ fn read_file(dir: c_int, name: &str) -> Option<String> {
 
 /// Calls `f` with every entry of the open directory `fd` (getdents64 until it returns 0).
 fn entries(fd: c_int, buf: &mut [u8], f: &mut dyn FnMut(&str)) {
+    entries_until(fd, buf, false, f);
+}
+
+/// Room a batch must leave in the buffer to be taken as the last one (`short`): more than any
+/// entry the kernel could have held back (a name of `PATH_MAX` bytes, its 19-byte header,
+/// alignment), as mdtune's `src/sys/listing.rs` has it, with its 8 bytes of alignment slack.
+const ROOM_FOR_ANY_ENTRY: usize = 4096 + 32 + 8;
+
+/// [`entries`], ending at a batch that left room for any entry when `short` (sysfs, tmpfs and
+/// ramfs fill each batch until an entry does not fit or the directory ends), or else when
+/// getdents64 returns 0.
+fn entries_until(fd: c_int, buf: &mut [u8], short: bool, f: &mut dyn FnMut(&str)) {
     loop {
-        let n = unsafe { syscall(SYS_GETDENTS64, c_long::from(fd), buf.as_mut_ptr(), buf.len()) };
+        let n = unsafe {
+            syscall(
+                SYS_GETDENTS64,
+                c_long::from(fd),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
         if n <= 0 {
             return;
         }
@@ -77,6 +106,9 @@ fn entries(fd: c_int, buf: &mut [u8], f: &mut dyn FnMut(&str)) {
                 f(std::str::from_utf8(name).unwrap_or(""));
             }
             rec = &rec[len..];
+        }
+        if short && n as usize + ROOM_FOR_ANY_ENTRY <= buf.len() {
+            return;
         }
     }
 }
@@ -108,7 +140,14 @@ fn cpus_in(list: &str) -> u32 {
 /// The poll queues of the disk whose `mq/` is `mq` under `dir`: its last entries whose `cpu<K>`
 /// subdirectories add up to the `possible` CPUs (by link count under `root` when given, else
 /// listing each). 0 when they do not.
-fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mut [u8], md: &str) -> u32 {
+fn poll_queues(
+    dir: c_int,
+    mq: &str,
+    possible: u32,
+    root: Option<&str>,
+    buf: &mut [u8],
+    md: &str,
+) -> u32 {
     let mut numbered = Vec::new();
     list(dir, mq, buf, |q| numbered.extend(q.parse::<u32>().ok()));
     numbered.sort_unstable_by(|a, b| b.cmp(a));
@@ -119,7 +158,10 @@ fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mu
             None => {
                 let mut c = 0;
                 list(dir, &format!("{mq}/{n}"), buf, |e| {
-                    c += u32::from(e.strip_prefix("cpu").is_some_and(|k| k.parse::<u32>().is_ok()));
+                    c += u32::from(
+                        e.strip_prefix("cpu")
+                            .is_some_and(|k| k.parse::<u32>().is_ok()),
+                    );
                 });
                 c
             }
@@ -129,16 +171,25 @@ fn poll_queues(dir: c_int, mq: &str, possible: u32, root: Option<&str>, buf: &mu
             break;
         }
     }
-    if cpus == possible { polled } else { 0 }
+    if cpus == possible {
+        polled
+    } else {
+        0
+    }
 }
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--fair") {
+        return fair::main(&args[1..]);
+    }
     let mq_links = args.first().is_some_and(|a| a == "--mq-links");
     if mq_links {
         args.remove(0);
     }
-    let (root, attrs) = args.split_first().expect("usage: sysfs_floor [--mq-links] ROOT ATTR...");
+    let (root, attrs) = args
+        .split_first()
+        .expect("usage: sysfs_floor [--mq-links | --fair [--walk]] ROOT ATTR...");
     let mut buf = vec![0u8; 32 * 1024];
     let mut out = String::new();
 
@@ -179,7 +230,11 @@ fn main() {
         let metadata = file("metadata_version");
         let uuid = file("uuid");
         let values: Vec<String> = attrs.iter().map(|a| format!("{a}={}", file(a))).collect();
-        let sync = [file("sync_action"), file("sync_completed"), file("sync_speed")];
+        let sync = [
+            file("sync_action"),
+            file("sync_completed"),
+            file("sync_speed"),
+        ];
         let reshape = file("reshape_position");
         // The members: md/dev-*, each with its role and the device behind dev-*/block.
         let mut members = Vec::new();
@@ -190,10 +245,19 @@ fn main() {
         });
         let mut queues = Vec::new();
         for m in &members {
-            let role = format!("{}/{}", file(&format!("dev-{m}/state")), file(&format!("dev-{m}/slot")));
+            let role = format!(
+                "{}/{}",
+                file(&format!("dev-{m}/state")),
+                file(&format!("dev-{m}/slot"))
+            );
             let block = format!("dev-{m}/block");
-            let partition = open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
-            let disk = if partition.is_some() { format!("{block}/..") } else { block };
+            let partition =
+                open(mdfd, &format!("{block}/partition"), 0).map(|fd| unsafe { close(fd) });
+            let disk = if partition.is_some() {
+                format!("{block}/..")
+            } else {
+                block
+            };
             let mut stacked = 0;
             list(mdfd, &format!("{disk}/slaves"), &mut buf, |_| stacked += 1);
             let mut mq = 0;
@@ -201,16 +265,28 @@ fn main() {
                 let path = format!("{root}/sys/block/{md}/md/{disk}/mq");
                 mq = links(&path);
             } else {
-                list(mdfd, &format!("{disk}/mq"), &mut buf, |q| mq += u32::from(q.parse::<u32>().is_ok()));
+                list(mdfd, &format!("{disk}/mq"), &mut buf, |q| {
+                    mq += u32::from(q.parse::<u32>().is_ok())
+                });
             }
             let mut scsi = 0;
-            list(mdfd, &format!("{disk}/device/scsi_disk"), &mut buf, |_| scsi = 1);
+            list(mdfd, &format!("{disk}/device/scsi_disk"), &mut buf, |_| {
+                scsi = 1
+            });
             if scsi == 0 && mq > 1 && file(&format!("{disk}/queue/io_poll")) == "1" {
                 let possible = *possible.get_or_insert_with(|| {
-                    let list = read_file(AT_FDCWD, &format!("{root}/sys/devices/system/cpu/possible"));
+                    let list =
+                        read_file(AT_FDCWD, &format!("{root}/sys/devices/system/cpu/possible"));
                     cpus_in(&list.unwrap_or_default())
                 });
-                mq -= poll_queues(mdfd, &format!("{disk}/mq"), possible, mq_links.then_some(root), &mut buf, md);
+                mq -= poll_queues(
+                    mdfd,
+                    &format!("{disk}/mq"),
+                    possible,
+                    mq_links.then_some(root),
+                    &mut buf,
+                    md,
+                );
             }
             queues.push(format!(
                 "{m}:{mq}:{role}:{scsi}{}",
@@ -218,15 +294,44 @@ fn main() {
             ));
         }
         unsafe { close(mdfd) };
-        let devname: Vec<&str> =
-            devnames.iter().filter(|(t, _)| t == md).map(|(_, n)| n.as_str()).collect();
-        out.push_str(&format!(
-            "{md}\tdevname={}\tuuid={uuid}\tlevel={level}\tstate={state}\tmetadata={metadata}\t{}\tsync={}\treshape={reshape}\tmembers={}\n",
-            devname.join(","),
-            values.join("\t"),
-            sync.join("/"),
-            queues.join(",")
+        out.push_str(&array_line(
+            md,
+            &devnames,
+            [&uuid, &level, &state, &metadata, &reshape],
+            &values,
+            &sync,
+            &queues,
         ));
     }
     std::io::stdout().write_all(out.as_bytes()).unwrap();
 }
+
+/// The line printed for array `md`: its udev names (from `devnames`, (target, name) pairs), its
+/// `uuid`, `level`, `array_state`, `metadata_version` and `reshape_position` (`facts`), the
+/// asked-for values (`ATTR=value`), its sync action, progress and speed, and its members.
+fn array_line(
+    md: &str,
+    devnames: &[(String, String)],
+    facts: [&str; 5],
+    values: &[String],
+    sync: &[String; 3],
+    queues: &[String],
+) -> String {
+    let [uuid, level, state, metadata, reshape] = facts;
+    let devname: Vec<&str> = devnames
+        .iter()
+        .filter(|(t, _)| t == md)
+        .map(|(_, n)| n.as_str())
+        .collect();
+    format!(
+        "{md}\tdevname={}\tuuid={uuid}\tlevel={level}\tstate={state}\tmetadata={metadata}\t{}\tsync={}\treshape={reshape}\tmembers={}\n",
+        devname.join(","),
+        values.join("\t"),
+        sync.join("/"),
+        queues.join(",")
+    )
+}
+
+/// `--fair`: the same facts, read with mdtune's shortcuts and confinement.
+#[path = "sysfs_floor_fair.rs"]
+mod fair;
