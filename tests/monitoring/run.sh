@@ -128,8 +128,8 @@ check "... atomically: only mdtune.prom is left in the directory" test "$(ls -A 
 check "... as a regular file of mode 0644" test "$(stat -c '%F %a' "$textfile/mdtune.prom")" = "regular file 644"
 check "promtool check metrics passes mdtune's file" bash -c "promtool check metrics <'$textfile/mdtune.prom'"
 check "the file names md0's drifted stripe cache: 1024 live, 4096 wanted" bash -c "
-  grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$textfile/mdtune.prom' &&
-  grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
+  grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024' '$textfile/mdtune.prom' &&
+  grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",device=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
 # A host that cannot be read: the command fails and the old file stays.
 cp "$textfile/mdtune.prom" "$tmp/before.prom"
 mkdir -p "$tmp/unreadable"
@@ -150,7 +150,7 @@ pgids+=($!)
 if wait_for "http://127.0.0.1:$ne_port/metrics" 20; then
   curl -fsS "http://127.0.0.1:$ne_port/metrics" >"$tmp/scraped"
   check "node_exporter's textfile collector serves md0's stripe cache and reads the file without error" bash -c "
-    grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$tmp/scraped' &&
+    grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024' '$tmp/scraped' &&
     grep -qx 'node_textfile_scrape_error 0' '$tmp/scraped'"
 else
   not_ok "node_exporter answers on 127.0.0.1:$ne_port" "$(tail -n 5 "$tmp/node_exporter.log")"
