@@ -62,6 +62,7 @@ pub fn metrics(view: &Json) -> String {
         array(&mut f, a, v);
     }
     system(&mut f, v);
+    super::health::host(&mut f, v);
     f.list.into_iter().map(|(_, text)| text).collect()
 }
 
