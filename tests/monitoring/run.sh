@@ -144,8 +144,11 @@ fi
 
 # --- 3. node_exporter serves it ------------------------------------------------------------------
 ne_port=$(free_port)
+dash=$repo/tests/monitoring/dashboard.py
+python3 "$dash" mdstat "$tmp/proc"
 setsid prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
-  --collector.textfile --collector.textfile.directory="$textfile" >"$tmp/node_exporter.log" 2>&1 &
+  --collector.textfile --collector.textfile.directory="$textfile" \
+  --collector.mdadm --path.procfs="$tmp/proc" >"$tmp/node_exporter.log" 2>&1 &
 pgids+=($!)
 if wait_for "http://127.0.0.1:$ne_port/metrics" 20; then
   curl -fsS "http://127.0.0.1:$ne_port/metrics" >"$tmp/scraped"
@@ -169,6 +172,7 @@ scrape_configs:
   - job_name: node
     static_configs:
       - targets: ["127.0.0.1:$ne_port"]
+        labels: {host: demo, env: test}
 EOF2
 pr_port=$(free_port)
 setsid prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
@@ -214,5 +218,12 @@ check "the query API: md0's stripe cache live $live, wanted $wanted (1024, 4096)
 echo 4096 >"$cache"
 write_metrics
 check "the cache put back and the file rewritten: no mdtune alert fires for the host any more" alerts firing
+# --- 5. the health alerts and the dashboard (tests/monitoring/dashboard.py) -----------------------
+check "ticks record md2's whole check with 8 mismatches; md0 degraded, md3 frozen, md1 slow" \
+  python3 "$dash" simulate "$bin" "$host" "$textfile"
+check "the health alerts fire keeping the target's host and env labels and the array's" \
+  python3 "$dash" alerts "$api" "127.0.0.1:$ne_port" MdtuneArrayDegraded MdtuneParityMismatch MdtuneSyncFrozen MdtuneSyncSlowerThanLimit
+check "every panel's query of packaging/grafana/mdtune.json returns data" \
+  python3 "$dash" queries "$repo/packaging/grafana/mdtune.json" "$api"
 echo "# monitoring suite: $(($(date +%s) - t_start)) s"
 finish
