@@ -4,6 +4,7 @@
 //! container or inactive, its mdadm uuid, why it lacks an attribute). `super::inventory` fills
 //! these in; nothing here reads a file.
 
+use super::health::Health;
 use super::member::Member;
 use super::pauses::FrozenBy;
 use crate::md::{Attr, Family, Value};
@@ -73,6 +74,8 @@ pub struct Array {
     pub unreadable: Option<String>,
     /// A raid10's copies and raid disks, from `md/layout` and `md/raid_disks`.
     pub raid10: Option<Raid10>,
+    /// A redundant array's health files, when the scope asks for them (`super::health`).
+    pub health: Option<Health>,
 }
 
 impl Array {

@@ -76,16 +76,20 @@ pub struct Scope {
     /// Whether to read a raid4/5/6 array's `md/raid_disks`: only `auto`'s `why` uses it (what
     /// the stripe cache costs), so a run in which no array can get `auto` does not.
     pub(crate) stripe_disks: bool,
+    /// Whether to read a redundant array's health files (`super::health`): what `--show`,
+    /// `--metrics` and `--tick` report, never needed by a `query` or `present` run.
+    pub(crate) health: bool,
 }
 
 impl Default for Scope {
-    /// Every array, no system limit, every tunable attribute.
+    /// Every array, no system limit, every tunable attribute, the health files.
     fn default() -> Scope {
         Scope {
             only: None,
             speed_limits: Vec::new(),
             attrs: Attr::ALL.to_vec(),
             stripe_disks: true,
+            health: true,
         }
     }
 }
@@ -316,6 +320,9 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
             release: None,
             frozen_by: None,
         });
+        if scope.health {
+            a.health = Some(super::health::read(md));
+        }
     }
     let position = text("reshape_position")?;
     if a.reshape.is_none() && !matches!(position.as_str(), "" | "none") {

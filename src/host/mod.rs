@@ -2,14 +2,16 @@
 //! state, members, the tunable values in force and the sync progress, and the system facts `auto`
 //! needs. [`inventory`](read) reads the arrays, each into an `array`; `topology` follows each
 //! member down the block stack to the devices whose hardware queues count, and says what it found
-//! as a `member`; `device` walks those devices' directories cheaply and confined to `sys/`; `cpus`
-//! reads the CPUs and NUMA nodes, once per run. It never decides what should change.
+//! as a `member`; `device` walks those devices' directories cheaply and confined to `sys/`;
+//! `health` reads what `md/` says of a redundant array's health, when asked; `cpus` reads the
+//! CPUs and NUMA nodes, once per run. It never decides what should change.
 
 mod array;
 mod cpus;
 mod device;
 #[cfg(test)]
 pub(crate) mod fixtures;
+mod health;
 mod inventory;
 mod member;
 mod pauses;
@@ -17,6 +19,7 @@ mod topology;
 
 pub use array::{Array, External, Raid10, Sync};
 pub use cpus::Cpus;
+pub use health::Health;
 pub use inventory::{read, Inventory, InventoryError, Scope};
 pub use member::{Leaf, Member, Role};
 pub(crate) use pauses::path as pause_path;

@@ -7,9 +7,11 @@
 //! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
 //! `scope` is what a run reads of the host; `lock` is the host-wide lock; `error` why a run
 //! stopped, `exit` the exit status, the failure object and the panic hook; `tick` is
-//! `mdtune --tick`, the periodic housekeeping and the textfile. Glue: each decision lives in the
+//! `mdtune --tick`, the periodic housekeeping and the textfile, `checks` its step that records the
+//! checks seen to end. Glue: each decision lives in the
 //! step named after it.
 
+mod checks;
 mod error;
 mod exit;
 mod lock;

@@ -16,6 +16,7 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
     let originals = Originals::load(root)?;
     let scope = Scope {
         speed_limits: originals.limits(),
+        health: false,
         ..Scope::default()
     };
     let inv = host::read(root, &scope)?;

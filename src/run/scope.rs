@@ -36,6 +36,7 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
             })
             .collect(),
         stripe_disks: may_auto(spec),
+        health: false,
     }
 }
 

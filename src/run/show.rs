@@ -82,6 +82,7 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
         ]),
     };
     view["persistence"] = persistence(&look, journal);
+    crate::health::annotate(&mut view, &look.root, &look.inv);
     let c = &look.inv.cpus;
     view["host"] = json!({
         "online_cpus": c.online,

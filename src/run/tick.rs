@@ -72,9 +72,9 @@ fn end_boosts(_root: &Root) -> Done {
     (Vec::new(), None)
 }
 
-/// (c): nothing yet.
-fn record_checks(_root: &Root) -> Done {
-    (Vec::new(), None)
+/// (c): every check or repair seen to end, added to the record (`super::checks`).
+fn record_checks(root: &Root) -> Done {
+    super::checks::record(root)
 }
 
 /// The textfile's name in its directory, which node_exporter reads (`*.prom`).

@@ -253,6 +253,12 @@ impl Root {
         self.base.join("run/mdtune")
     }
 
+    /// `var/lib/mdtune/`: what mdtune keeps across reboots that is not replayed (the checks'
+    /// record).
+    pub(crate) fn var_lib(&self) -> PathBuf {
+        self.base.join("var/lib/mdtune")
+    }
+
     /// `etc/mdtune/`: the persisted desired state.
     pub(crate) fn etc(&self) -> PathBuf {
         self.base.join("etc/mdtune")

@@ -2,57 +2,16 @@
 //! for node_exporter's textfile collector. Every metric is a gauge named after Prometheus'
 //! conventions: `mdtune_` and what it measures, base units as suffixes (sync limits and speeds
 //! in `_bytes_per_second`, KiB/s × 1024), counts and 0/1 states without one, the array as the
-//! label `array`. A setting's family is named after the setting (`mdtune_array_stripe_cache_size`),
+//! label `array` and again as `device` (the kernel name, as node_exporter's md collector labels
+//! it, so that the two join without a `label_replace`; a member's family keeps `device` for the
+//! member). The health families are `super::health`'s. A setting's family is named after the setting (`mdtune_array_stripe_cache_size`),
 //! so a setting added later has its own family by itself. Rendered from the JSON `--show`
 //! gathers; every label value is escaped for a terminal first, then for the format. Pure, and
 //! without floating point (a ratio is printed from integers).
 
+use super::families::Families;
 use crate::md::{Attr, SpeedLimit};
 use serde_json::Value as Json;
-
-/// The families in the order they are first met: each name with its text so far (its HELP and
-/// TYPE lines, then its samples), so that a family's samples stay together.
-#[derive(Default)]
-struct Families {
-    list: Vec<(String, String)>,
-}
-
-impl Families {
-    /// Adds one sample of `name` (a gauge described by `help`) with `labels`, whose values are
-    /// escaped for the format (backslash, double quote, newline).
-    fn add(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: &str) {
-        let i = match self.list.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
-            None => {
-                let head = format!("# HELP {name} {help}\n# TYPE {name} gauge\n");
-                self.list.push((name.to_string(), head));
-                self.list.len() - 1
-            }
-        };
-        let out = &mut self.list[i].1;
-        out.push_str(name);
-        for (j, (k, v)) in labels.iter().enumerate() {
-            out.push(if j == 0 { '{' } else { ',' });
-            out.push_str(k);
-            out.push_str("=\"");
-            for c in v.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '"' => out.push_str("\\\""),
-                    '\n' => out.push_str("\\n"),
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-        }
-        if !labels.is_empty() {
-            out.push('}');
-        }
-        out.push(' ');
-        out.push_str(value);
-        out.push('\n');
-    }
-}
 
 /// The unit suffix and factor of a setting: the speed limits' KiB/s become bytes per second;
 /// `sync_io_depth` (the array's and the system's) is a count of sync I/Os, without a unit.
@@ -103,6 +62,7 @@ pub fn metrics(view: &Json) -> String {
         array(&mut f, a, v);
     }
     system(&mut f, v);
+    super::health::host(&mut f, v);
     f.list.into_iter().map(|(_, text)| text).collect()
 }
 
@@ -185,6 +145,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
     let name = text(a, "name");
     let info = [
         ("array", name),
+        ("device", name),
         ("devname", text(a, "devname")),
         ("level", text(a, "level")),
     ];
@@ -194,7 +155,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
         &info,
         "1",
     );
-    let of = [("array", name)];
+    let of = [("array", name), ("device", name)];
     let wanted = &a["wanted"];
     let (live, want) = (a["values"].as_object(), wanted["settings"].as_object());
     for (key, value) in live.into_iter().flatten() {
@@ -212,7 +173,11 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
             w
         };
         let value = s["held_back"].get("wanted").unwrap_or(&s["after"]);
-        let labels = [("array", name), ("source", text(s, "source"))];
+        let labels = [
+            ("array", name),
+            ("device", name),
+            ("source", text(s, "source")),
+        ];
         let what = "The value the desired state wants (source: the input's entry) for md/";
         setting(
             f,
@@ -223,7 +188,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
             what,
             &labels,
         );
-        let labels = [("array", name), ("setting", key.as_str())];
+        let labels = [("array", name), ("device", name), ("setting", key.as_str())];
         let help = "1 if the tunable is as the desired state wants (a held-back one is not).";
         let compliant = flag(s["compliant"] == true);
         f.add("mdtune_array_setting_compliant", help, &labels, compliant);
@@ -257,6 +222,7 @@ fn array(f: &mut Families, a: &Json, v: &Json) {
     }
     members(f, a, name);
     sync(f, &a["sync"], name);
+    super::health::array(f, a, name);
 }
 
 /// Each member's hardware queues, and whether `auto` counts it.
@@ -296,12 +262,12 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
         return;
     };
     for a in ACTIONS {
-        let labels = [("array", name), ("action", a)];
+        let labels = [("array", name), ("device", name), ("action", a)];
         let help = "1 for the array's sync action (md/sync_action).";
         f.add("mdtune_array_sync_action", help, &labels, flag(a == action));
     }
     for by in ["mdtune", "other"] {
-        let labels = [("array", name), ("by", by)];
+        let labels = [("array", name), ("device", name), ("by", by)];
         let help = "1 if the array's sync is frozen (md/sync_action reads frozen), by an mdtune \
                     pause (by=\"mdtune\": a run's, or one a killed run left, which mdtune --tick \
                     resumes) or by something else (by=\"other\"). While frozen, md starts no \
@@ -309,7 +275,7 @@ fn sync(f: &mut Families, s: &Json, name: &str) {
         let frozen = s["frozen_by"]["by"].as_str() == Some(by);
         f.add("mdtune_array_sync_frozen", help, &labels, flag(frozen));
     }
-    let of = [("array", name)];
+    let of = [("array", name), ("device", name)];
     let (done, total) = (s["completed"][0].as_u64(), s["completed"][1].as_u64());
     if let Some(r) = done.zip(total).and_then(|(d, t)| ratio(d, t)) {
         let help = "The running sync's progress, 0 to 1 (md/sync_completed).";
@@ -381,23 +347,23 @@ mod tests {
                 "members": [], "settings": {}}]});
         let m = metrics(&view);
         assert!(
-            m.contains("mdtune_array_stripe_cache_size{array=\"md0\"} 1024\n"),
+            m.contains("mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024\n"),
             "{m}"
         );
         assert!(
             m.contains(
-                "mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays[1]\"} 4096\n"
+                "mdtune_array_wanted_stripe_cache_size{array=\"md0\",device=\"md0\",source=\"arrays[1]\"} 4096\n"
             ),
             "{m}"
         );
         assert_has(
             &m,
             &[
-                "mdtune_array_sync_speed_min_bytes_per_second{array=\"md0\"} 1024000\n",
-                "mdtune_array_skip_copy{array=\"md0\"} 1\n",
+                "mdtune_array_sync_speed_min_bytes_per_second{array=\"md0\",device=\"md0\"} 1024000\n",
+                "mdtune_array_skip_copy{array=\"md0\",device=\"md0\"} 1\n",
                 "mdtune_persist_diverged_settings 1\n",
-                "mdtune_array_sync_progress_ratio{array=\"md0\"} 0.250000\n",
-                "mdtune_array_sync_action{array=\"md0\",action=\"check\"} 1\n",
+                "mdtune_array_sync_progress_ratio{array=\"md0\",device=\"md0\"} 0.250000\n",
+                "mdtune_array_sync_action{array=\"md0\",device=\"md0\",action=\"check\"} 1\n",
                 "devname=\"a\\\"b\\\\\\\\c\\\\x0ad\"",
             ],
         );

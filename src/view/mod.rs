@@ -9,6 +9,8 @@
 
 mod cells;
 mod escape;
+mod families;
+mod health;
 mod metrics;
 mod show;
 mod status;

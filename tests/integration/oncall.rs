@@ -120,9 +120,9 @@ fn a_drifted_host_is_named_by_query_show_verify_and_metrics() {
     let (code, metrics, err) = mdtune(&["--metrics"], &dir);
     assert_eq!(code, 0, "{err}");
     for line in [
-        "mdtune_array_stripe_cache_size{array=\"md0\"} 1024",
-        "mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays[1]\"} 4096",
-        "mdtune_array_setting_compliant{array=\"md0\",setting=\"stripe_cache_size\"} 0",
+        "mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024",
+        "mdtune_array_wanted_stripe_cache_size{array=\"md0\",device=\"md0\",source=\"arrays[1]\"} 4096",
+        "mdtune_array_setting_compliant{array=\"md0\",device=\"md0\",setting=\"stripe_cache_size\"} 0",
         "mdtune_compliant 0",
         "mdtune_persist_diverged_settings 1",
     ] {
@@ -352,13 +352,13 @@ fn metrics_are_gauges_with_help_in_contiguous_families_and_fail_cleanly() {
     }
     // md1 mid-resync: its action, progress and speed; its limits follow the system's.
     for line in [
-        "mdtune_array_sync_action{array=\"md1\",action=\"resync\"} 1",
-        "mdtune_array_sync_action{array=\"md1\",action=\"idle\"} 0",
-        "mdtune_array_sync_progress_ratio{array=\"md1\"} 0.250000",
-        "mdtune_array_sync_speed_bytes_per_second{array=\"md1\"} 191488000",
-        "mdtune_array_sync_speed_min_bytes_per_second{array=\"md1\"} 1024000",
-        "mdtune_array_auto_group_thread_cnt{array=\"md0\"} 8",
-        "mdtune_array_hw_queues{array=\"md0\"} 8",
+        "mdtune_array_sync_action{array=\"md1\",device=\"md1\",action=\"resync\"} 1",
+        "mdtune_array_sync_action{array=\"md1\",device=\"md1\",action=\"idle\"} 0",
+        "mdtune_array_sync_progress_ratio{array=\"md1\",device=\"md1\"} 0.250000",
+        "mdtune_array_sync_speed_bytes_per_second{array=\"md1\",device=\"md1\"} 191488000",
+        "mdtune_array_sync_speed_min_bytes_per_second{array=\"md1\",device=\"md1\"} 1024000",
+        "mdtune_array_auto_group_thread_cnt{array=\"md0\",device=\"md0\"} 8",
+        "mdtune_array_hw_queues{array=\"md0\",device=\"md0\"} 8",
         "mdtune_array_member_hw_queues{array=\"md0\",member=\"nvme0n1p1\",device=\"nvme0n1\",role=\"active\",counted=\"true\"} 8",
         "mdtune_array_member_hw_queues{array=\"md0\",member=\"sdn\",device=\"sdn\",role=\"spare\",counted=\"false\"} 1",
         "mdtune_system_speed_limit_max_bytes_per_second 204800000",

@@ -236,7 +236,7 @@ fn a_run_killed_mid_pause_is_named_then_resumed_from_its_record_by_the_tick() {
     );
     let metrics = run_text(&["--metrics", "--root", &root]).0;
     assert!(
-        metrics.contains("mdtune_array_sync_frozen{array=\"md0\",by=\"mdtune\"} 1"),
+        metrics.contains("mdtune_array_sync_frozen{array=\"md0\",device=\"md0\",by=\"mdtune\"} 1"),
         "{metrics}"
     );
     let show = run_text(&["--show", "--root", &root]).0;
@@ -364,7 +364,7 @@ fn a_sync_another_tool_froze_is_waited_for_never_resumed_and_not_compliant() {
     let root = dir.display().to_string();
     let (metrics, _) = run_text(&["--metrics", "--root", &root]);
     assert!(
-        metrics.contains("mdtune_array_sync_frozen{array=\"md0\",by=\"other\"} 1"),
+        metrics.contains("mdtune_array_sync_frozen{array=\"md0\",device=\"md0\",by=\"other\"} 1"),
         "{metrics}"
     );
     assert_eq!(run_text(&["--verify", "--root", &root]).1, 3);

@@ -128,8 +128,8 @@ check "... atomically: only mdtune.prom is left in the directory" test "$(ls -A 
 check "... as a regular file of mode 0644" test "$(stat -c '%F %a' "$textfile/mdtune.prom")" = "regular file 644"
 check "promtool check metrics passes mdtune's file" bash -c "promtool check metrics <'$textfile/mdtune.prom'"
 check "the file names md0's drifted stripe cache: 1024 live, 4096 wanted" bash -c "
-  grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$textfile/mdtune.prom' &&
-  grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
+  grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024' '$textfile/mdtune.prom' &&
+  grep -qx 'mdtune_array_wanted_stripe_cache_size{array=\"md0\",device=\"md0\",source=\"arrays\[1\]\"} 4096' '$textfile/mdtune.prom'"
 # A host that cannot be read: the command fails and the old file stays.
 cp "$textfile/mdtune.prom" "$tmp/before.prom"
 mkdir -p "$tmp/unreadable"
@@ -144,13 +144,16 @@ fi
 
 # --- 3. node_exporter serves it ------------------------------------------------------------------
 ne_port=$(free_port)
+dash=$repo/tests/monitoring/dashboard.py
+python3 "$dash" mdstat "$tmp/proc"
 setsid prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
-  --collector.textfile --collector.textfile.directory="$textfile" >"$tmp/node_exporter.log" 2>&1 &
+  --collector.textfile --collector.textfile.directory="$textfile" \
+  --collector.mdadm --path.procfs="$tmp/proc" >"$tmp/node_exporter.log" 2>&1 &
 pgids+=($!)
 if wait_for "http://127.0.0.1:$ne_port/metrics" 20; then
   curl -fsS "http://127.0.0.1:$ne_port/metrics" >"$tmp/scraped"
   check "node_exporter's textfile collector serves md0's stripe cache and reads the file without error" bash -c "
-    grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\"} 1024' '$tmp/scraped' &&
+    grep -qx 'mdtune_array_stripe_cache_size{array=\"md0\",device=\"md0\"} 1024' '$tmp/scraped' &&
     grep -qx 'node_textfile_scrape_error 0' '$tmp/scraped'"
 else
   not_ok "node_exporter answers on 127.0.0.1:$ne_port" "$(tail -n 5 "$tmp/node_exporter.log")"
@@ -169,6 +172,7 @@ scrape_configs:
   - job_name: node
     static_configs:
       - targets: ["127.0.0.1:$ne_port"]
+        labels: {host: demo, env: test}
 EOF2
 pr_port=$(free_port)
 setsid prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
@@ -214,5 +218,12 @@ check "the query API: md0's stripe cache live $live, wanted $wanted (1024, 4096)
 echo 4096 >"$cache"
 write_metrics
 check "the cache put back and the file rewritten: no mdtune alert fires for the host any more" alerts firing
+# --- 5. the health alerts and the dashboard (tests/monitoring/dashboard.py) -----------------------
+check "ticks record md2's whole check with 8 mismatches; md0 degraded, md3 frozen, md1 slow" \
+  python3 "$dash" simulate "$bin" "$host" "$textfile"
+check "the health alerts fire keeping the target's host and env labels and the array's" \
+  python3 "$dash" alerts "$api" "127.0.0.1:$ne_port" MdtuneArrayDegraded MdtuneParityMismatch MdtuneSyncFrozen MdtuneSyncSlowerThanLimit
+check "every panel's query of packaging/grafana/mdtune.json returns data" \
+  python3 "$dash" queries "$repo/packaging/grafana/mdtune.json" "$api"
 echo "# monitoring suite: $(($(date +%s) - t_start)) s"
 finish

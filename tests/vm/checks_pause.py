@@ -61,9 +61,9 @@ def pause_checks(run):
             assert hand in out["stdout"], f"--verify does not say {hand!r}: {out['stdout'][-800:]!r}"
         expect(run.fact("k1.metrics.rc"), "0", "mdtune --metrics exit status")
         lines = set(run.block("k1.metrics"))
-        for want in ('mdtune_array_sync_frozen{array="md0",by="mdtune"} 1',
-                     'mdtune_array_sync_frozen{array="md0",by="other"} 0',
-                     'mdtune_array_sync_action{array="md0",action="frozen"} 1'):
+        for want in ('mdtune_array_sync_frozen{array="md0",device="md0",by="mdtune"} 1',
+                     'mdtune_array_sync_frozen{array="md0",device="md0",by="other"} 0',
+                     'mdtune_array_sync_action{array="md0",device="md0",action="frozen"} 1'):
             assert want in lines, f"--metrics lacks {want!r}: {sorted(lines)}"
 
     def k1_resumed():
