@@ -105,6 +105,7 @@ pub fn inventory(u: &mut Unstructured) -> Result<Inventory> {
                 action: "idle".into(),
                 completed: u.arbitrary()?,
                 speed_kib_s: u.arbitrary()?,
+                ..Sync::default()
             })
         } else {
             None
