@@ -97,9 +97,7 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
 /// What a failure the operating system refused for want of privileges adds to `msg`, when the
 /// run is not root's (docs/reference.md §1): mdtune writes kernel values and `run/`, `etc/`.
 pub(crate) fn needs_root(denied: bool) -> &'static str {
-    use std::os::unix::fs::MetadataExt;
-    let euid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-    if denied && euid != 0 {
+    if denied && crate::sys::effective_uid() != 0 {
         "; mdtune needs root: run it as root (Ansible: become: true; Salt runs as root)"
     } else {
         ""
