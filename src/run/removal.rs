@@ -1,8 +1,8 @@
 //! The persisted files' part of a report that removes them (`state: reverted`, `persist: false`;
 //! docs/reference.md §6), and the warning a failed udev reload gives.
 
-use crate::persist::{self, FilePlan};
-use crate::report::{Persist, Report};
+use crate::persist::{self, FilePlan, Persist};
+use crate::report::Report;
 use crate::sys::Root;
 
 /// Removes `removals` (a real run) or says what would be removed. Returns the `persist` part of

@@ -7,8 +7,8 @@ use super::lock::sync_stop_wait;
 use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
-use crate::persist::{self, Originals};
-use crate::report::{self, Persist, Report};
+use crate::persist::{self, Originals, Persist};
+use crate::report::{self, Report};
 use crate::spec::Spec;
 use crate::sys::Root;
 
