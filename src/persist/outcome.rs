@@ -1,8 +1,8 @@
 //! What the persist step did, as the report prints it (`persist` in docs/reference.md §3, §6):
 //! the files a run wrote or removed (or would have), what the persisted state would put back
 //! otherwise than this run, why the next boot would not replay it, the udev reload, and which
-//! persisted state a `query` compared with. Filled in by `crate::run`; `crate::report` prints
-//! it as it is.
+//! persisted state a `query` compared with. Filled in by the step (`super::step`);
+//! `crate::report` prints it as it is, and `crate::run` adds a failed reload's warning.
 
 use super::diverge::Diverged;
 use super::rule::Reload;
@@ -50,4 +50,18 @@ pub struct ComparedWith {
     pub(crate) written: Option<String>,
     /// The mdtune version that wrote it, if the manifest says.
     pub(crate) version: Option<String>,
+}
+
+impl Persist {
+    /// The warning a udev reload that ran and failed gives: the rule is in place, and udevd picks
+    /// it up by itself within a few seconds.
+    pub(crate) fn reload_warning(&self) -> Option<String> {
+        let r = self.udev_reload.as_ref()?;
+        (r.ran && r.result != "reloaded").then(|| {
+            format!(
+                "{}: {}; udevd reads the new rules at its next event after 3 s",
+                r.command, r.result
+            )
+        })
+    }
 }
