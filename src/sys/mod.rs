@@ -47,9 +47,9 @@ pub(crate) use process::{
     effective_uid, run_bounded, running_binary, running_binary_path, running_identity, Keep,
     NoAnswer,
 };
-pub use root::Root;
-pub(crate) use root::{
-    write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE,
-    SYS_WORKQUEUE,
+pub(crate) use root::paths::{
+    DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,
 };
+pub use root::Root;
+pub(crate) use root::{write_value, KernelFile};
 pub(crate) use signals::{caught as signal_caught, Deferred as SignalsDeferred};
