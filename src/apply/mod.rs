@@ -15,13 +15,13 @@
 //! opened beneath `sys/` (the speed limits: beneath the root), and one whose path leads out of it
 //! is refused (docs/reference.md §4).
 
+mod all_or_nothing;
+mod one_write;
 mod order;
 mod pause;
 mod record;
-mod write;
-mod writes;
 
+pub use all_or_nothing::{apply, writes, Failure, NotRestored, Outcome};
+pub use one_write::{ApplyError, Target, Write};
 pub use pause::Paused;
 pub use record::{resume_stale, Resumed};
-pub use write::{ApplyError, Target, Write};
-pub use writes::{apply, writes, Failure, NotRestored, Outcome};
