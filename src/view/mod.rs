@@ -9,14 +9,14 @@
 
 mod cells;
 mod escape;
+mod host;
+mod host_head;
 mod metrics;
-mod show;
-mod status;
 mod text;
 mod verify;
 
 pub use escape::escaped;
+pub use host::host;
 pub use metrics::metrics;
-pub use show::host;
 pub use text::report;
 pub use verify::verify;

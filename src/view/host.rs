@@ -20,7 +20,7 @@ pub fn host(view: &Json) -> String {
     let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
-    out.push_str(&super::status::head(view));
+    out.push_str(&super::host_head::head(view));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");
