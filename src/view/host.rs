@@ -8,7 +8,7 @@
 //! rolled-out value and the live value's source (`origin`);
 //! the system limits a `system` value follows (`system_limits`); and `host` (the CPUs and nodes
 //! `auto`'s ceiling comes from). The head above the arrays (the system limits, the persistence
-//! status, drift from what was rolled out) is `super::status`.
+//! status, drift from what was rolled out) is `super::host_head`.
 
 use super::cells::{level, shown, sync, Table};
 use crate::md::Attr;
