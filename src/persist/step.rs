@@ -116,11 +116,11 @@ impl<'r> Step<'r> {
         undo_files(self.root, &self.files);
     }
 
-    /// The report's `persist`, once the kernel writes are done: `failed` when one failed and was
-    /// rolled back, when the persisted files go back with the kernel values (all or nothing;
-    /// those that cannot, the file system gone read-only, are said to hold the new state, never
-    /// hidden). Otherwise `persist: false` removes its files now, and a rule written is told to
-    /// udevd.
+    /// The report's `persist`, once the kernel writes are done. After a failed one (`failed`:
+    /// the kernel values were rolled back) the persisted files go back too, all or nothing;
+    /// those that cannot (the file system went read-only) are said to hold the new state, never
+    /// hidden. Otherwise `persist: false` removes its files now, and udevd is told of a rule
+    /// written.
     pub(crate) fn outcome(&mut self, failed: bool) -> Persist {
         if failed {
             self.removals.clear();
