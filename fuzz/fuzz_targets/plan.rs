@@ -11,7 +11,8 @@ use mdtune::apply::{self, Outcome, Target};
 use mdtune::host::Inventory;
 use mdtune::md::{Attr, Kind, Value};
 use mdtune::plan::{self, Plan, Source};
-use mdtune::report::{self, Persist};
+use mdtune::persist::Persist;
+use mdtune::report;
 use mdtune::spec::{Spec, State, MAX_THREADS};
 
 fn position(attr: Attr) -> usize {

@@ -3,7 +3,7 @@
 //! refuses a threshold above the cache in force, and a threshold above the cache is a state it
 //! allows), and the order a rollback restores a run's writes in: newest first, each target once.
 
-use super::write::{Target, Write};
+use super::one_write::{Target, Write};
 use crate::md::{kernel, Attr, Value};
 use crate::plan::{cache_order, CacheOrder};
 

@@ -20,8 +20,8 @@
 //! a requested sync at `resync_min`, and `idle` lets `md_check_recovery` start a resync or
 //! recovery again from its checkpoint.
 
+use super::one_write::{ApplyError, Target};
 use super::record::{self, control, put, read};
-use super::write::{ApplyError, Target};
 use crate::host::PauseRecord as Record;
 use crate::md::kernel;
 use crate::md::sync::{FREEZE, STOPPED, SYNC_ACTION, SYNC_COMPLETED, SYNC_MAX, SYNC_MIN};

@@ -6,13 +6,10 @@
 //! (no daemon to wait for), and at most the last 200 lines ([`ARGS`]); one that has not answered
 //! within [`TIMEOUT`] (a journal on a hung disk) is killed, so that `--show` still answers.
 
-use crate::sys::{self, Root};
+use crate::sys::{self, Keep, NoAnswer, Root};
 use serde_json::{Map, Value as Json};
-use std::io::{self, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where `journalctl` is looked for.
 const JOURNALCTL: [&str; 2] = ["/usr/bin/journalctl", "/bin/journalctl"];
@@ -59,62 +56,26 @@ pub(crate) fn this_boot(root: &Root) -> Json {
     Json::Object(m)
 }
 
-/// What `program` with `args` printed, when it ended well within `timeout`; else why not (it
-/// could not be started, failed, or was killed at `timeout`).
+/// What `program` with `args` printed (`crate::sys::run_bounded`), when it ended well within
+/// `timeout`; else why not (it could not be started, failed, or was killed at `timeout`).
 fn ask(program: &Path, args: &[&str], timeout: Duration) -> Result<String, String> {
     let name = program.display();
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run {name}: {e}"))?;
-    // Read while it runs, so that a long answer cannot fill the pipe and stall it.
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let unreadable = |e: io::Error| format!("reading {name}'s output failed: {e}");
-    sys::set_nonblocking(&stdout).map_err(unreadable)?;
-    let mut out = Vec::new();
-    let start = Instant::now();
-    let status = loop {
-        drain(&mut stdout, &mut out).map_err(unreadable)?;
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < timeout && out.len() <= MAX_OUTPUT => {
-                sleep(Duration::from_millis(10))
-            }
-            Ok(None) => {
-                // Not waited for: a journalctl stuck in the kernel on a hung disk can outlive
-                // its SIGKILL, and --show must answer all the same.
-                let _ = child.kill();
-                return Err(if out.len() > MAX_OUTPUT {
-                    format!("{name} printed more than {MAX_OUTPUT} bytes")
-                } else {
-                    // In ms: formatting a float would add its printer to the binary.
+    let ended =
+        sys::run_bounded(program, args, Keep::Stdout, timeout, MAX_OUTPUT).map_err(|e| {
+            match e {
+                NoAnswer::Start(e) => format!("cannot run {name}: {e}"),
+                NoAnswer::Read(e) => format!("reading {name}'s output failed: {e}"),
+                NoAnswer::Wait(e) => format!("cannot wait for {name}: {e}"),
+                NoAnswer::TooLong => format!("{name} printed more than {MAX_OUTPUT} bytes"),
+                // In ms: formatting a float would add its printer to the binary.
+                NoAnswer::TimedOut => {
                     format!("{name} did not answer within {} ms", timeout.as_millis())
-                });
+                }
             }
-            Err(e) => return Err(format!("cannot wait for {name}: {e}")),
-        }
-    };
-    drain(&mut stdout, &mut out).map_err(unreadable)?;
-    match status.success() {
-        true => Ok(String::from_utf8_lossy(&out).into_owned()),
-        false => Err(format!("{name} failed ({status})")),
-    }
-}
-
-/// Appends what `r` (non-blocking) holds now to `out`, up to its end or until it would wait.
-fn drain(r: &mut impl Read, out: &mut Vec<u8>) -> io::Result<()> {
-    let mut buf = [0u8; 8192];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+        })?;
+    match ended.status.success() {
+        true => Ok(String::from_utf8_lossy(&ended.output).into_owned()),
+        false => Err(format!("{name} failed ({})", ended.status)),
     }
 }
 
@@ -131,6 +92,7 @@ fn replays(output: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn only_the_replays_lines_count_and_the_latest_are_kept() {

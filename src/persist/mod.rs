@@ -1,4 +1,6 @@
-//! Persistence and revert's files (docs/reference.md §6): the desired state saved under
+//! Persistence and revert's files (docs/reference.md §6), and the persist step of a run whole
+//! (`step`: plan the files, write them before the kernel values, undo them when those fail, the
+//! udev reload, and the `persist` part of the report, `outcome`): the desired state saved under
 //! `etc/mdtune/` with its manifest and the installed binary (`state`), the udev rule that
 //! replays it and the reload that tells udevd (`rule`), and the originals saved under
 //! `run/mdtune/` before the first change (`originals`), what the persisted state would put
@@ -13,26 +15,26 @@ mod error;
 mod journal;
 mod manifest;
 mod originals;
+mod outcome;
 mod replay;
 mod rule;
 mod stamp;
 mod state;
 mod status;
+mod step;
 mod trust;
 mod udev_rules;
 
 pub use diverge::Diverged;
 pub(crate) use diverge::{diverged, diverged_warning};
-pub(crate) use error::{display, PersistError};
+pub(crate) use error::PersistError;
 pub(crate) use journal::this_boot;
 pub use manifest::Written;
 pub(crate) use originals::Originals;
-pub(crate) use replay::{replay, FIX};
+pub use outcome::{ComparedWith, Persist};
+pub(crate) use replay::FIX;
 pub use rule::Reload;
-pub(crate) use rule::{reload_udev, RULE_FILE};
 pub(crate) use stamp::{now, rfc3339, VERSION};
-pub(crate) use state::{
-    load_state, plan_files, read_opt, removal_plan, remove_files, undo_files, write_files, written,
-    FilePlan, STATE_FILE,
-};
+pub(crate) use state::{load_state, read_opt, removal_plan, written, STATE_FILE};
 pub(crate) use status::status;
+pub(crate) use step::{remove, Compared, Step};

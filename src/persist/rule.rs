@@ -9,13 +9,10 @@
 //! removing it, mdtune runs `udevadm control --reload` on the host itself (root `/`, udevd
 //! running), and with any other root reports what it would run.
 
-use crate::sys::Root;
+use crate::sys::{self, Keep, NoAnswer, Root};
 use serde::Serialize;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The udev rule, under `etc/udev/rules.d/`.
 pub(crate) const RULE_FILE: &str = "90-mdtune.rules";
@@ -27,6 +24,9 @@ const UDEV_CONTROL: &str = "/run/udev/control";
 /// How long `udevadm control --reload` may take before it is killed: it waits for udevd's
 /// answer, and a udevd that is hung or stopped would otherwise hold the run.
 const RELOAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most of what `udevadm` says on stderr that is kept: a pipe's worth (64 KiB), as much as
+/// it could write before it would wait for a reader. Its complaint is a line.
+const MAX_STDERR: usize = 64 * 1024;
 
 /// The udev rule that runs `binary` (an absolute path on the target system): md devices only, on
 /// `change` (an array starts running) and `add` (coldplug of an array the initramfs assembled;
@@ -47,7 +47,8 @@ SUBSYSTEM==\"block\", ACTION==\"add|change\", KERNEL==\"md*\", ENV{{DEVTYPE}}==\
 
 /// Tells udevd that the rule changed ([`RELOAD_COMMAND`]), when that makes sense: a real run
 /// (`run`), on the host itself (root `/`), with udevd running. Otherwise says what would be run
-/// and why it was not. This is the only program mdtune ever starts.
+/// and why it was not. Besides `journalctl` (`super::journal`, for `--show`), this is the only
+/// program mdtune starts.
 pub(crate) fn reload_udev(root: &Root, run: bool) -> Reload {
     let not_run = |why: String| Reload {
         command: RELOAD_COMMAND,
@@ -84,48 +85,32 @@ pub(crate) fn reload_udev(root: &Root, run: bool) -> Reload {
     }
 }
 
-/// Runs `program` with `args` and says how it ended: `reloaded`, `failed (STATUS): STDERR`, or
-/// `failed: ...` when it could not be started or had not ended within `timeout`, when it is
-/// killed. It is not waited for after the kill (a process stuck in the kernel can outlive its
-/// SIGKILL), and its stderr is read only once it has ended, without blocking.
+/// Runs `program` with `args` (`crate::sys::run_bounded`) and says how it ended: `reloaded`,
+/// `failed (STATUS): STDERR`, or `failed: ...` when it could not be started or had not ended
+/// within `timeout`, when it is killed.
 fn ask(program: &str, args: &[&str], timeout: Duration) -> String {
-    let mut child = match Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
+    let ended = match sys::run_bounded(Path::new(program), args, Keep::Stderr, timeout, MAX_STDERR)
     {
-        Ok(child) => child,
-        Err(e) => return format!("failed: cannot run {program}: {e}"),
-    };
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < timeout => sleep(Duration::from_millis(10)),
-            Ok(None) => {
-                let _ = child.kill();
-                // In ms: formatting a float would add its printer to the binary.
-                let ms = timeout.as_millis();
-                return format!("failed: {program} did not answer within {ms} ms; killed");
-            }
-            Err(e) => return format!("failed: cannot wait for {program}: {e}"),
+        Ok(ended) => ended,
+        Err(NoAnswer::Start(e)) => return format!("failed: cannot run {program}: {e}"),
+        Err(NoAnswer::Wait(e)) => return format!("failed: cannot wait for {program}: {e}"),
+        Err(NoAnswer::Read(e)) => return format!("failed: cannot read {program}'s errors: {e}"),
+        Err(NoAnswer::TooLong) => {
+            return format!("failed: {program} printed more than {MAX_STDERR} bytes; killed")
+        }
+        Err(NoAnswer::TimedOut) => {
+            // In ms: formatting a float would add its printer to the binary.
+            let ms = timeout.as_millis();
+            return format!("failed: {program} did not answer within {ms} ms; killed");
         }
     };
-    if status.success() {
+    if ended.status.success() {
         return "reloaded".to_string();
     }
-    // Whatever it printed is in the pipe; a child of its own holding the pipe cannot hold this.
-    let mut err = Vec::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        if crate::sys::set_nonblocking(&stderr).is_ok() {
-            let _ = stderr.read_to_end(&mut err);
-        }
-    }
     format!(
-        "failed ({status}): {}",
-        String::from_utf8_lossy(&err).trim()
+        "failed ({}): {}",
+        ended.status,
+        String::from_utf8_lossy(&ended.output).trim()
     )
 }
 
@@ -143,6 +128,7 @@ pub struct Reload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn the_rule_runs_the_binary_it_is_given() {

@@ -21,10 +21,8 @@ use super::rule::{udev_rule, RULE_FILE};
 use super::trust::{read_trusted, untrusted};
 use crate::sys::{self, Root};
 use serde_json::{Map, Value as Json};
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// The persisted desired state, under `etc/mdtune/`.
 pub(crate) const STATE_FILE: &str = "mdtune.json";
@@ -79,30 +77,21 @@ pub(crate) fn read_opt(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, Pers
     sys::read_file(root, path).map_err(err)
 }
 
-/// The running binary's bytes, read once per process: from `/proc/self/exe` (`exe` is for
-/// messages), the file the kernel runs, even when a package upgrade has replaced it on disk.
+/// The running binary's bytes (`crate::sys::running_binary`: the file the kernel runs, even when
+/// a package upgrade has replaced it on disk); `exe` is for messages.
 fn running_binary(exe: &Path) -> Result<&'static [u8], PersistError> {
-    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
-    if let Some(b) = BYTES.get() {
-        return Ok(b);
-    }
-    let bytes = fs::read(RUNNING).map_err(|source| PersistError::Read {
+    sys::running_binary().map_err(|source| PersistError::Read {
         path: exe.display().to_string(),
         source,
-    })?;
-    Ok(BYTES.get_or_init(|| bytes))
+    })
 }
-
-/// The file the kernel runs this process from.
-const RUNNING: &str = "/proc/self/exe";
 
 /// True if and only if the running binary is the root's packaged `usr/sbin/mdtune`: the same
 /// file (device and inode), whatever paths or hard links lead to either. The packaged one is
 /// opened beneath the root, not followed if it is a link.
 fn is_packaged(root: &Root) -> bool {
-    use std::os::unix::fs::MetadataExt;
     let packaged = root.identity(&root.base().join(PACKAGED_BINARY));
-    let running = fs::metadata(RUNNING).map(|m| (m.dev(), m.ino()));
+    let running = sys::running_identity();
     matches!((packaged, running), (Ok(p), Ok(r)) if p == r)
 }
 
@@ -123,7 +112,7 @@ pub(crate) fn plan_files(
     root: &Root,
     persisted: &Map<String, Json>,
 ) -> Result<Vec<FilePlan>, PersistError> {
-    let exe = std::env::current_exe().map_err(|source| PersistError::Read {
+    let exe = sys::running_binary_path().map_err(|source| PersistError::Read {
         path: "the running binary".into(),
         source,
     })?;

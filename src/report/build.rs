@@ -7,12 +7,13 @@
 use super::array::array;
 use super::compliance::{compliant, nothing_checked};
 use super::failure::failure;
-use super::model::{Persist, Report, Setting};
+use super::model::{Report, Setting};
 use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::{Outcome, Target};
 use crate::host::Inventory;
 use crate::md::kernel;
+use crate::persist::Persist;
 use crate::plan::{LimitChange, Plan};
 use crate::spec::Spec;
 use std::collections::BTreeMap;

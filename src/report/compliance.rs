@@ -3,7 +3,8 @@
 //! diverge); and the warning when nothing was checked. Pure. What one array's `compliant` says
 //! is `super::array`.
 
-use super::model::{ArrayReport, Persist};
+use super::model::ArrayReport;
+use crate::persist::Persist;
 use crate::plan::Plan;
 use crate::spec::State;
 

@@ -15,6 +15,6 @@ mod msg;
 mod setting;
 
 pub use build::build;
-pub use model::{ComparedWith, Persist, Report};
+pub use model::Report;
 pub(crate) use model::{Setting, SyncPause};
 pub(crate) use msg::pause_note;

@@ -7,7 +7,7 @@ use crate::apply::Paused;
 use crate::apply::Resumed;
 use crate::host::{Member, Sync};
 use crate::md::{Attr, SyncRun, Value};
-use crate::persist::{Diverged, Reload};
+use crate::persist::Persist;
 use crate::plan::{Diff, Skip, Source};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -71,50 +71,6 @@ pub(crate) enum SyncPause {
         action: SyncRun,
         settings: Vec<Attr>,
     },
-}
-
-/// The persisted files a run wrote or removed, or would have (check mode, `query`).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Persist {
-    /// True if and only if a file was (or, in check mode, would be) written or removed.
-    pub(crate) changed: bool,
-    /// `present` and `query`: the files due (written, or due to be); `reverted`: the files
-    /// removed (or due to be).
-    pub(crate) files: Vec<String>,
-    /// A removal that stopped part-way (a revert, `persist: false`) or a failed persist whose
-    /// undo failed: the files still there, each with why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) left: Vec<String>,
-    /// `persist` unset: what the persisted state would put back at the next boot otherwise than
-    /// this run (docs/reference.md §6). Not compliant while there is any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) diverged: Vec<Diverged>,
-    /// `persist` unset and the persisted state cannot be read or planned: not compliant.
-    #[serde(skip)]
-    pub(crate) unknown: bool,
-    /// A run that compared with the persisted state (or `persist: true` without writing): why
-    /// the next boot would not replay it (`crate::persist::replay`). Not compliant while there
-    /// is any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) not_in_force: Vec<String>,
-    /// Present when the udev rule was (or would be) installed or removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) udev_reload: Option<Reload>,
-    /// A `query` with no desired state of its own compared with the persisted state
-    /// (docs/reference.md §2): which file, and when and by which version it was written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) compared_with: Option<ComparedWith>,
-}
-
-/// The persisted state a `query` compared with, when it had no desired state of its own.
-#[derive(Clone, Debug, Serialize)]
-pub struct ComparedWith {
-    /// `/etc/mdtune/mdtune.json`.
-    pub(crate) file: String,
-    /// When the persisted state was last written (RFC 3339, UTC), if the manifest says.
-    pub(crate) written: Option<String>,
-    /// The mdtune version that wrote it, if the manifest says.
-    pub(crate) version: Option<String>,
 }
 
 /// A value put back by a rollback or a revert.

@@ -7,8 +7,9 @@
 //! it restores and says what it removed by what it is, not by path; a removal that stopped
 //! part-way is said first. Pure. The `msg` of a run whose writes failed is `super::failure`'s.
 
-use super::model::{Persist, SyncPause};
+use super::model::SyncPause;
 use crate::md::{SyncRun, Value};
+use crate::persist::Persist;
 use crate::plan::Hold;
 use crate::spec::{Spec, State};
 

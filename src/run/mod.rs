@@ -4,12 +4,11 @@
 //! entry point; `rolled_out` is what a query without desired state of its own compares with
 //! (the persisted state); `look` reads the host once for `show` (what `mdtune --show` and
 //! `--metrics` print) and `verify` (`mdtune --verify`), read only; `revert` is
-//! `state: reverted`, `removal` the removal of persisted files it shares with `persist: false`;
-//! `scope` is what a run reads of the host; `lock` is the host-wide lock; `error` why a run
-//! stopped, `exit` the exit status, the failure object and the panic hook; `tick` is
-//! `mdtune --tick`, the periodic housekeeping and the textfile, `checks` its step that records the
-//! checks seen to end. Glue: each decision lives in the
-//! step named after it.
+//! `state: reverted` (removing the persisted files is `crate::persist::remove`); `scope` is what
+//! a run reads of the host; `lock` is the host-wide lock; `error` why a run stopped, `exit` the
+//! exit status, the failure object and the panic hook; `tick` is `mdtune --tick`, the periodic
+//! housekeeping and the textfile, `checks` its step that records the checks seen to end.
+//! Glue: each decision lives in the step named after it.
 
 mod checks;
 mod error;
@@ -17,7 +16,6 @@ mod exit;
 mod lock;
 mod look;
 mod module;
-mod removal;
 mod revert;
 mod rolled_out;
 mod scope;

@@ -8,15 +8,14 @@
 use super::error::RunError;
 use super::exit::{failure, Exit};
 use super::lock::{lock, lock_wait, sync_stop_wait, Lock, LOCK_WAIT_MS};
-use super::removal::{note_failed_reload, remove};
 use super::rolled_out::{has_desired_state, persisted_query};
 use super::scope::scope;
 use crate::apply::{self, Outcome};
 use crate::host::{self, Inventory};
 use crate::md::Attr;
-use crate::persist::{self, Originals};
+use crate::persist::{self, ComparedWith, Originals};
 use crate::plan::{self, PlanError};
-use crate::report::{self, ComparedWith, Persist, Report};
+use crate::report::{self, Report};
 use crate::spec::{Spec, State};
 use crate::sys::Root;
 use crate::trail::{self, Caller};
@@ -97,9 +96,7 @@ pub(crate) fn open_root(path: &Path) -> Result<Root, RunError> {
 /// What a failure the operating system refused for want of privileges adds to `msg`, when the
 /// run is not root's (docs/reference.md §1): mdtune writes kernel values and `run/`, `etc/`.
 pub(crate) fn needs_root(denied: bool) -> &'static str {
-    use std::os::unix::fs::MetadataExt;
-    let euid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-    if denied && euid != 0 {
+    if denied && crate::sys::effective_uid() != 0 {
         "; mdtune needs root: run it as root (Ansible: become: true; Salt runs as root)"
     } else {
         ""
@@ -271,38 +268,55 @@ fn present(spec: &Spec, root: &Root, refusal: Refusal) -> Result<Report, RunErro
     tune(spec, root, &inv, refusal, &against)
 }
 
-/// `persist.diverged` and its warning, or why the persisted state cannot be compared.
+/// What the plan is against the persisted state (`persist.diverged`, its warning, the state a
+/// query of it compared with), or why it cannot be compared: a warning for the plan.
 fn compare(
     plan: &plan::Plan,
     inv: &Inventory,
     against: &Against,
-) -> (Vec<persist::Diverged>, Option<String>) {
+) -> (persist::Compared, Option<String>) {
+    let unknown = |why: String| {
+        let compared = persist::Compared {
+            unknown: true,
+            ..Default::default()
+        };
+        (compared, Some(why))
+    };
     match against {
-        Against::Nothing | Against::Itself(_) => (Vec::new(), None),
-        Against::Unreadable(why) => (
-            Vec::new(),
-            Some(format!(
-                "the persisted state cannot be read ({why}): whether the next boot puts other \
-             values back is not known, so this run is not compliant"
-            )),
+        Against::Nothing => Default::default(),
+        Against::Itself(with) => (
+            persist::Compared {
+                compared_with: Some(with.clone()),
+                ..Default::default()
+            },
+            None,
         ),
+        Against::Unreadable(why) => unknown(format!(
+            "the persisted state cannot be read ({why}): whether the next boot puts other \
+             values back is not known, so this run is not compliant"
+        )),
         Against::Persisted(ps) => match plan::plan(ps, inv) {
             Ok(theirs) => {
-                let d = persist::diverged(plan, &theirs);
-                let w = persist::diverged_warning(&d);
-                (d, w)
+                let diverged = persist::diverged(plan, &theirs);
+                let w = persist::diverged_warning(&diverged);
+                let compared = persist::Compared {
+                    diverged,
+                    ..Default::default()
+                };
+                (compared, w)
             }
-            Err(e) => (
-                Vec::new(),
-                Some(format!(
-                    "the persisted state cannot be read against this host ({e}): whether the next \
+            Err(e) => unknown(format!(
+                "the persisted state cannot be read against this host ({e}): whether the next \
                  boot puts other values back is not known, so this run is not compliant"
-                )),
-            ),
+            )),
         },
     }
 }
 
+/// Plans `spec` on the host as read, and unless checking or querying carries it out: the
+/// persisted files first (`persist::Step`), then the kernel values (`crate::apply`), the files
+/// put back when a value cannot be written; then the report. `refusal` says what a plan the host
+/// refuses means, `against` what the plan is compared with.
 pub(crate) fn tune(
     spec: &Spec,
     root: &Root,
@@ -312,102 +326,28 @@ pub(crate) fn tune(
 ) -> Result<Report, RunError> {
     let mut plan = plan::plan(spec, inv).map_err(|e| refusal.stop(e))?;
     let real = spec.state == State::Present && !spec.check_mode;
-    let (diverged, unknown) = compare(&plan, inv, against);
-    plan.warnings.extend(unknown.iter().cloned());
-
-    let files = if spec.persist == Some(true) {
-        persist::plan_files(root, &spec.persisted)?
-    } else {
-        Vec::new()
-    };
-    // persist: false removes what persist installed, after the kernel values are in place.
-    let removals = if spec.persist == Some(false) {
-        let (removals, note) = persist::removal_plan(root, &[])?;
-        plan.warnings.extend(note);
-        removals
-    } else {
-        Vec::new()
-    };
-    let mut due: Vec<&persist::FilePlan> = files.iter().filter(|f| f.is_due()).collect();
-    let rule_due = due
-        .iter()
-        .any(|f| f.path == root.udev_rule(persist::RULE_FILE));
-    let mut persisted = Persist {
-        changed: spec.state == State::Present && !due.is_empty(),
-        files: due
-            .iter()
-            .map(|f| persist::display(root, &f.path))
-            .collect(),
-        left: Vec::new(),
-        diverged,
-        unknown: unknown.is_some(),
-        udev_reload: (rule_due && spec.state == State::Present)
-            .then(|| persist::reload_udev(root, false)),
-        compared_with: match against {
-            Against::Itself(c) => Some(c.clone()),
-            _ => None,
-        },
-        // Whether the next boot replays the persisted state: asked by every run that compares
-        // with it, and by a persist that does not write (query, check mode).
-        not_in_force: if matches!(against, Against::Itself(_))
-            || spec.persist == Some(true) && !real
-        {
-            persist::replay(root).problems
-        } else {
-            Vec::new()
-        },
-    };
+    let (compared, unknown) = compare(&plan, inv, against);
+    plan.warnings.extend(unknown);
+    let (mut step, note) = persist::Step::plan(root, spec, real, compared)?;
+    plan.warnings.extend(note);
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
-        persist::write_files(root, &files)?;
-        let mut originals = Originals::load(root).inspect_err(|_| {
-            persist::undo_files(root, &files);
-        })?;
+        step.write()?;
+        let mut originals = Originals::load(root).inspect_err(|_| step.undo())?;
         apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
             originals.remember(w, inv)
         })
     } else {
         Outcome::default()
     };
-    let mut removed = Vec::new();
-    if outcome.failure.is_some() {
-        // All or nothing: the persisted files go back with the kernel values. Those that cannot
-        // (the file system went read-only) are said to hold the new state, never hidden.
-        let left = persist::undo_files(root, &files);
-        due.retain(|f| left.iter().any(|(p, _)| *p == f.path));
-        persisted = Persist {
-            changed: !due.is_empty(),
-            files: due
-                .iter()
-                .map(|f| persist::display(root, &f.path))
-                .collect(),
-            left: left.into_iter().map(|(_, why)| why).collect(),
-            ..Persist::default()
-        };
-    } else if spec.persist == Some(false) {
-        let (p, done) = remove(root, removals, real);
-        persisted = Persist {
-            changed: spec.state == State::Present && p.changed,
-            ..p
-        };
-        removed = done;
-    } else if real && rule_due {
-        persisted.udev_reload = Some(persist::reload_udev(root, true));
-    }
+    let persisted = step.outcome(outcome.failure.is_some());
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
-    note_failed_reload(&mut report);
+    report.warnings.extend(report.persist.reload_warning());
     if let Some(f) = &outcome.failure {
-        let denied = match &f.error {
-            apply::ApplyError::Open { source, .. } | apply::ApplyError::Write { source, .. } => {
-                source.kind() == std::io::ErrorKind::PermissionDenied
-            }
-            _ => false,
-        };
-        report.msg.push_str(needs_root(denied));
+        report.msg.push_str(needs_root(f.error.permission_denied()));
     }
     if let Some(diff) = report.diff.as_mut() {
-        diff.extend(due.iter().map(|f| f.diff(root)));
-        diff.extend(removed.iter().map(|f| f.diff(root)));
+        diff.extend(step.diffs());
     }
     Ok(report)
 }

@@ -4,11 +4,10 @@
 
 use super::error::RunError;
 use super::lock::sync_stop_wait;
-use super::removal::{note_failed_reload, remove};
 use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
-use crate::persist::{self, Originals};
-use crate::report::{self, Persist, Report};
+use crate::persist::{self, Originals, Persist};
+use crate::report::{self, Report};
 use crate::spec::Spec;
 use crate::sys::Root;
 
@@ -70,13 +69,13 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
         match persist::removal_plan(root, &saved) {
             Ok((r, note)) => {
                 plan.warnings.extend(note);
-                (persisted, removals) = remove(root, r, real);
+                (persisted, removals) = persist::remove(root, r, real);
             }
             Err(e) => persisted.left.push(e.to_string()),
         }
     }
     let mut report = report::build(spec, &inv, &plan, &outcome, persisted);
-    note_failed_reload(&mut report);
+    report.warnings.extend(report.persist.reload_warning());
     if let Some(diff) = report.diff.as_mut() {
         diff.extend(removals.iter().map(|f| f.diff(root)));
     }

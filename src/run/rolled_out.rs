@@ -7,7 +7,7 @@
 //! `query` and `super::look` run it).
 
 use crate::persist;
-use crate::report::ComparedWith;
+use crate::persist::ComparedWith;
 use crate::spec::{Spec, State};
 use crate::sys::Root;
 

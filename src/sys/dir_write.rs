@@ -10,7 +10,8 @@ use rustix::io::Errno;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::UnixDatagram;
 
 use super::dir::Dir;
 use super::error::errno;
@@ -83,15 +84,25 @@ impl Dir {
         open_at(self.fd(), name, flags, Mode::empty()).map(File::from)
     }
 
-    /// `name` in this directory, pinned: opened `O_PATH | O_NOFOLLOW` (nothing of it is read, a
-    /// link is not followed), and the path of that descriptor (`/proc/self/fd/N`), for calls
-    /// that take only a path (a socket's address). While the file lives, the path names the
-    /// file that was opened, whatever is renamed onto `name` meanwhile.
-    pub(crate) fn pin(&self, name: &str) -> io::Result<(File, PathBuf)> {
+    /// Sends `bytes` as one datagram to the socket `name` in this directory, without waiting:
+    /// `Ok(false)` when nothing of that name is a socket, an error when the socket did not take
+    /// it (its reader stopped or hung: `EAGAIN`; gone: `ECONNREFUSED`). The socket is pinned:
+    /// opened `O_PATH | O_NOFOLLOW` (a link is not followed) and sent to by the path of that
+    /// descriptor (`/proc/self/fd/N`), so the socket checked is the socket sent to, even if
+    /// another is renamed onto `name` in between.
+    pub(crate) fn send_datagram(&self, name: &str, bytes: &[u8]) -> io::Result<bool> {
         let flags = OFlags::PATH | OFlags::NOFOLLOW;
-        let file = File::from(open_at(self.fd(), name, flags, Mode::empty())?);
-        let path = format!("/proc/self/fd/{}", file.as_raw_fd()).into();
-        Ok((file, path))
+        let Ok(sock) = open_at(self.fd(), name, flags, Mode::empty()).map(File::from) else {
+            return Ok(false);
+        };
+        if !sock.metadata().is_ok_and(|m| m.file_type().is_socket()) {
+            return Ok(false);
+        }
+        let path = format!("/proc/self/fd/{}", sock.as_raw_fd());
+        let s = UnixDatagram::unbound()?;
+        s.set_nonblocking(true)?;
+        s.send_to(bytes, path)?;
+        Ok(true)
     }
 
     /// Renames `from` to `to`, both in this directory (a link at `to` is replaced).

@@ -8,6 +8,13 @@
 //! resolved beneath a directory (`openat2`, or a walk on kernels without it) is chosen once,
 //! inside `resolve`; nothing above this folder asks which. It decides nothing about md: what to
 //! read or write is the business of the steps above.
+//!
+//! The rule: no code above this folder makes a system call of its own. Starting a program (one
+//! way, with a bounded wait: `run_bounded`), reading `/proc/self` (the running binary, a
+//! descriptor's path), asking for the effective user, and sending to a socket are done here
+//! (`process`, `dir_write`). What stays above: `std::process::id()` (the pid for a log line or
+//! a lock record, no system call that can fail) and `std::process::exit` at the edge (`main`,
+//! `crate::run`).
 
 mod args;
 mod atomic;
@@ -16,6 +23,7 @@ mod dir_write;
 mod error;
 mod listing;
 mod owner;
+mod process;
 mod resolve;
 mod root;
 mod signals;
@@ -30,20 +38,18 @@ pub(crate) fn page_size() -> u64 {
     rustix::param::page_size() as u64
 }
 
-/// Makes reads of `fd` return `WouldBlock` instead of waiting: a child's pipe, read while the
-/// child runs.
-pub(crate) fn set_nonblocking(fd: impl std::os::fd::AsFd) -> std::io::Result<()> {
-    Ok(rustix::io::ioctl_fionbio(fd, true)?)
-}
-
 pub(crate) use atomic::{read_file, read_file_owned, remove_file, write_atomic};
 pub(crate) use dir::{trimmed, Dir};
 pub(crate) use dir_write::{LockFile, OpenLock};
 pub(crate) use error::{in_place, leads_out, EBUSY, ENODEV};
-pub(crate) use owner::{effective_uid, Owner};
-pub use root::Root;
-pub(crate) use root::{
-    write_value, KernelFile, DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE,
-    SYS_WORKQUEUE,
+pub(crate) use owner::Owner;
+pub(crate) use process::{
+    effective_uid, run_bounded, running_binary, running_binary_path, running_identity, Keep,
+    NoAnswer,
 };
+pub(crate) use root::paths::{
+    DEV_BY_ID, DEV_MD, LOCK_FILE, OSRELEASE, SYS_CPU, SYS_NODE, SYS_WORKQUEUE,
+};
+pub use root::Root;
+pub(crate) use root::{write_value, KernelFile};
 pub(crate) use signals::{caught as signal_caught, Deferred as SignalsDeferred};

@@ -1,8 +1,8 @@
 //! Who owns a file and who may write it, asked of the opened descriptor (`fstat`), never of a
 //! path that could be swapped between the look and the read: the persisted files that root
 //! replays at boot are used only when the owner and mode say nobody but root could have
-//! written them (`crate::persist`'s trust rule decides; this module only reports). Also the
-//! effective user of the run, which that rule allows as an owner too.
+//! written them (`crate::persist`'s trust rule decides; this module only reports). The effective
+//! user of the run, which that rule allows as an owner too, is `super::process`'s.
 
 use rustix::fs::fstat;
 use std::io;
@@ -34,9 +34,4 @@ pub(super) fn of(fd: impl AsFd) -> io::Result<Owner> {
         mode: mode & 0o7777,
         regular: mode & S_IFMT == S_IFREG,
     })
-}
-
-/// The effective user id of this process.
-pub(crate) fn effective_uid() -> u32 {
-    rustix::process::geteuid().as_raw()
 }

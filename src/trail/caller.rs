@@ -1,8 +1,8 @@
 //! Who ran mdtune, as the trail names them (docs/reference.md §6): the tool (Ansible from the
 //! `_ansible_*` keys of its arguments, Salt from `MDTUNE_CALLER`, which the Salt modules set,
 //! udev from `--udev`, anything else a command line) and the person (`SUDO_USER` when sudo ran
-//! it, else `LOGNAME` or `USER`, else the uid). Nothing here is trusted: it is what the caller
-//! says of itself, written down escaped, for a person to read.
+//! it, else `LOGNAME` or `USER`, else the effective uid). Nothing here is trusted: it is what
+//! the caller says of itself, written down escaped, for a person to read.
 
 use serde_json::Value as Json;
 
@@ -73,14 +73,8 @@ fn person() -> String {
     match (var("SUDO_USER"), var("LOGNAME").or_else(|| var("USER"))) {
         (Some(u), _) => format!("user {} via sudo", clean(&u)),
         (None, Some(u)) => format!("user {}", clean(&u)),
-        (None, None) => format!("uid {}", uid()),
+        (None, None) => format!("uid {}", crate::sys::effective_uid()),
     }
-}
-
-/// The effective uid, from the owner of `/proc/self` (no system call of its own for this).
-fn uid() -> String {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map_or_else(|_| "unknown".to_string(), |m| m.uid().to_string())
 }
 
 /// What a caller says, on one line, escaped, and not too long.

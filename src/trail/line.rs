@@ -99,7 +99,8 @@ mod tests {
     use super::*;
     use crate::apply::Outcome;
     use crate::host::fixtures::{host, raid};
-    use crate::report::{build, Persist};
+    use crate::persist::Persist;
+    use crate::report::build;
     use crate::spec::Spec;
 
     fn caller() -> Caller {

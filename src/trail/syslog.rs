@@ -16,7 +16,6 @@
 use crate::sys::{Dir, Root};
 use std::io::{self, Write};
 use std::os::unix::fs::FileTypeExt;
-use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 
 /// The tag every line carries (`journalctl -t mdtune`).
@@ -64,22 +63,12 @@ enum Sent {
     Refused(io::Error),
 }
 
-/// Sends `line` to the socket at `dev/log` without waiting.
+/// Sends `line` to the socket at `dev/log` without waiting (`crate::sys::Dir::send_datagram`:
+/// the socket checked is the socket sent to).
 fn send(dev: &Dir, line: &str) -> Sent {
-    // Pinned in the open directory: the socket checked is the socket sent to, even if
-    // another is renamed onto `dev/log` in between.
-    let Ok((sock, path)) = dev.pin("log") else {
-        return Sent::NoSocket;
-    };
-    if !sock.metadata().is_ok_and(|m| m.file_type().is_socket()) {
-        return Sent::NoSocket;
-    }
-    let sent = UnixDatagram::unbound().and_then(|s| {
-        s.set_nonblocking(true)?;
-        s.send_to(line.as_bytes(), &path)
-    });
-    match sent {
-        Ok(_) => Sent::Taken,
+    match dev.send_datagram("log", line.as_bytes()) {
+        Ok(true) => Sent::Taken,
+        Ok(false) => Sent::NoSocket,
         Err(e) => Sent::Refused(e),
     }
 }

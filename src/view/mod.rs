@@ -11,14 +11,14 @@ mod cells;
 mod escape;
 mod families;
 mod health;
+mod host;
+mod host_head;
 mod metrics;
-mod show;
-mod status;
 mod text;
 mod verify;
 
 pub use escape::escaped;
+pub use host::host;
 pub use metrics::metrics;
-pub use show::host;
 pub use text::report;
 pub use verify::verify;

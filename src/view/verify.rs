@@ -74,7 +74,7 @@ pub fn verify(report: &Json) -> String {
     }
     // A frozen sync starts no rebuild onto a spare: a row of its own, never compliant.
     for a in r["arrays"].as_array().into_iter().flatten() {
-        if let Some(line) = super::show::frozen(&a["sync"]["frozen_by"]) {
+        if let Some(line) = super::host::frozen(&a["sync"]["frozen_by"]) {
             let name = shown(&a["name"]);
             let cells = [&name, "sync", "running", "frozen", "-", "no"];
             t.row(cells.map(|c| c.to_string()).to_vec());

@@ -6,9 +6,9 @@
 //! failure like a write's, seen before the next write and once more at the end, so that an
 //! interrupted run leaves nothing changed and no sync paused.
 
+use super::one_write::{write_checked, ApplyError, Target, Write};
 use super::order::{in_kernel_order, rollback_order};
 use super::pause::{Paused, Pauses};
-use super::write::{write_checked, ApplyError, Target, Write};
 use crate::md::Value;
 use crate::plan::Plan;
 use crate::sys::{signal_caught, Root, SignalsDeferred};

@@ -8,7 +8,7 @@
 //! rolled-out value and the live value's source (`origin`);
 //! the system limits a `system` value follows (`system_limits`); and `host` (the CPUs and nodes
 //! `auto`'s ceiling comes from). The head above the arrays (the system limits, the persistence
-//! status, drift from what was rolled out) is `super::status`.
+//! status, drift from what was rolled out) is `super::host_head`.
 
 use super::cells::{level, shown, sync, Table};
 use crate::md::Attr;
@@ -20,7 +20,7 @@ pub fn host(view: &Json) -> String {
     let view = &super::escape::safe(view);
     let mut out = String::from("mdtune --show: read only, nothing was written\n");
     out.push_str(&host_line(&view["host"]));
-    out.push_str(&super::status::head(view));
+    out.push_str(&super::host_head::head(view));
     let arrays = view["arrays"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if arrays.is_empty() {
         out.push_str("no md arrays\n");

@@ -63,6 +63,19 @@ pub enum ApplyError {
 }
 
 /// A value mdtune writes: an md attribute of an array, or a system speed limit.
+impl ApplyError {
+    /// True when the operating system refused to open or write the file for want of
+    /// privileges (EACCES, EPERM).
+    pub(crate) fn permission_denied(&self) -> bool {
+        match self {
+            ApplyError::Open { source, .. } | ApplyError::Write { source, .. } => {
+                source.kind() == io::ErrorKind::PermissionDenied
+            }
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     Md { array: String, attr: Attr },
