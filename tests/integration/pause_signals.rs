@@ -83,20 +83,22 @@ fn a_signal_at_any_system_call_of_a_pause_leaves_the_check_running_and_nothing_c
         assert_eq!(r.read_md("md0", "sync_action"), "check", "{at}");
         assert!(!record(&dir).exists(), "{at}: the pause is still recorded");
         let threads = r.read_md("md0", "group_thread_cnt");
-        if out.code == 1 {
-            assert!(
-                out.json["msg"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("interrupted by SIGTERM"),
-                "{at}"
-            );
-            assert_eq!(threads, "0", "{at}: a value is left changed");
-            assert_eq!(out.json["changed"], false, "{at}");
-            interrupted += 1;
-        } else {
-            assert_eq!(out.code, 0, "{at}");
-            assert_eq!(threads, "4", "{at}");
+        match out.code {
+            // Inside the window: the run undid itself.
+            1 => {
+                let msg = out.json["msg"].as_str().unwrap_or("");
+                assert!(msg.contains("interrupted by SIGTERM"), "{at}");
+                assert_eq!(threads, "0", "{at}: a value is left changed");
+                assert_eq!(out.json["changed"], false, "{at}");
+                interrupted += 1;
+            }
+            // The calls of a run vary a little (how often it polls a stopping sync): a signal
+            // that landed after the window ends the run as SIGTERM does, its writes done.
+            -1 => assert_eq!(threads, "4", "{at}"),
+            code => {
+                assert_eq!(code, 0, "{at}");
+                assert_eq!(threads, "4", "{at}");
+            }
         }
     }
     assert!(

@@ -365,6 +365,23 @@ fn a_stopped_system_log_never_holds_up_the_answer() {
         .status()
         .unwrap()
         .success());
+    // kill(2) returns before the process has stopped: until it has, it may still drain the
+    // queue that fill() fills.
+    let stat = format!("/proc/{pid}/stat");
+    let stopped = || {
+        std::fs::read_to_string(&stat)
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| rest.starts_with('T')))
+            .unwrap_or(false)
+    };
+    let start = std::time::Instant::now();
+    while !stopped() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "python3 never stopped"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     fill(&path);
     let (json, stderr) = changing_run(&dir);
     assert_eq!(json["changed"], true, "{json}\n{stderr}");
