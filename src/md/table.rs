@@ -27,6 +27,14 @@ impl Family {
             Family::Redundant => "redundant",
         }
     }
+
+    /// The levels of the family, as messages and `--schema` write them.
+    pub fn levels(self) -> &'static str {
+        match self {
+            Family::Raid456 => "raid4/5/6",
+            Family::Redundant => "raid1/4/5/6/10",
+        }
+    }
 }
 
 /// Where a tunable's file is.

@@ -2,6 +2,7 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
+use super::keys::ENTRY_KEYS;
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
 use crate::md::{Attr, Kind, Tunable, Value};
@@ -39,25 +40,6 @@ impl Entry {
     pub(crate) fn is_exact(&self) -> bool {
         !matches!(self.name, Some(NameSelector::Glob(_)))
     }
-}
-
-/// The keys of an entry that select arrays; the others are the attributes' (`Attr::ALL`).
-pub(crate) const SELECTOR_KEYS: [&str; 2] = ["name", "uuid"];
-
-/// The keys of an array entry: the selectors, then every attribute of the table.
-pub const ENTRY_KEYS: &[&str] = &entry_keys();
-
-const fn entry_keys() -> [&'static str; 2 + Attr::ALL.len()] {
-    let mut keys = [""; 2 + Attr::ALL.len()];
-    keys[0] = SELECTOR_KEYS[0];
-    keys[1] = SELECTOR_KEYS[1];
-    let rows = crate::md::ATTR_ROWS;
-    let mut i = 0;
-    while i < rows.len() {
-        keys[2 + i] = rows[i].name;
-        i += 1;
-    }
-    keys
 }
 
 /// One attribute's value as its row takes it: a boolean, `"auto"`/`"off"` or a thread count,

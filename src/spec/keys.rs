@@ -4,7 +4,7 @@
 //! (`desired`, `entry`, `policy`), `state: reverted` (which ignores the desired-state keys) and
 //! `mdtune --schema` all read these lists; nothing else spells a key out.
 
-use crate::md::LIMIT_ROWS;
+use crate::md::{ATTR_ROWS, LIMIT_ROWS};
 
 /// What a key of the input is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +96,27 @@ const AFTER_LIMITS: [Key; 5] = [
     },
 ];
 
+/// The keys of an array entry that select arrays; the others are the attributes' rows.
+pub const SELECTORS: [Key; 2] = [
+    Key {
+        name: "name",
+        role: Role::Desired,
+        takes: "string",
+        default: None,
+        choices: &[],
+        doc:
+            "kernel name (md0), glob over kernel names (md*), or mdadm name (/dev/md/NAME or NAME)",
+    },
+    Key {
+        name: "uuid",
+        role: Role::Desired,
+        takes: "string",
+        default: None,
+        choices: &[],
+        doc: "the array's uuid, in mdadm's form or the kernel's, any case",
+    },
+];
+
 /// The keys of the thread policy object.
 pub const POLICY: [Key; 5] = [
     Key {
@@ -158,6 +179,23 @@ pub const DESIRED_KEYS: &[&str] = TOP_KEYS.split_at(BEFORE_LIMITS.len() + LIMIT_
 
 /// The keys of the thread policy object.
 pub const POLICY_KEYS: &[&str] = &names(&POLICY);
+
+/// The keys of an array entry: the selectors, then every attribute of the table.
+pub const ENTRY_KEYS: &[&str] = &entry_keys();
+
+const fn entry_keys() -> [&'static str; SELECTORS.len() + ATTR_ROWS.len()] {
+    let mut keys = [""; SELECTORS.len() + ATTR_ROWS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = if i < SELECTORS.len() {
+            SELECTORS[i].name
+        } else {
+            ATTR_ROWS[i - SELECTORS.len()].name
+        };
+        i += 1;
+    }
+    keys
+}
 
 const fn top_keys() -> [&'static str; TOP_LEN] {
     let mut keys = [""; TOP_LEN];
@@ -223,6 +261,8 @@ mod tests {
             ]
         );
         assert_eq!(POLICY_KEYS, ["mode", "value", "min", "max", "combine"]);
+        assert_eq!(ENTRY_KEYS[..3], ["name", "uuid", "group_thread_cnt"]);
+        assert_eq!(ENTRY_KEYS.len(), 10);
         assert!(run_only("root") && run_only("diff") && !run_only("persist"));
     }
 }
