@@ -35,6 +35,8 @@ usage:
   mdtune --tick [--root DIR] [--textfile DIR]
                                 periodic housekeeping (timer, mdadm monitor); with --textfile,
                                 write DIR/mdtune.prom (--metrics) through no link
+  mdtune --schema               the input keys as JSON: types, ranges, defaults, the kernels
+                                they need (what every form is checked against)
   mdtune --help | --version
 
 The result is one JSON object on stdout (text with --text, --show, --verify and
@@ -156,6 +158,10 @@ fn main() {
     let text = match words.as_slice() {
         ["--help" | "-h"] => {
             print!("{HELP}");
+            exit(0)
+        }
+        ["--schema"] if !as_text => {
+            println!("{:#}", mdtune::spec::schema());
             exit(0)
         }
         ["--version" | "-V"] => {

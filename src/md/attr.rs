@@ -1,8 +1,12 @@
-//! The md attributes mdtune may touch (a fixed list: nothing else is ever opened for writing),
-//! the system-wide resync limits, which levels have which attribute, and how each value is
-//! printed. Pure vocabulary: no I/O and no decisions.
+//! The md attributes mdtune may touch (a fixed list: nothing else is ever opened for writing) and
+//! the system-wide sync limits, as names for the rows of [`super::table`], which holds every fact
+//! about them (which levels have an attribute, how its value is printed, its range). Pure
+//! vocabulary: no I/O and no decisions.
 
+use super::table::{Family, Place, Tunable, ATTRS, LIMITS};
+use super::values::Kind;
 use std::fmt;
+
 /// The system-wide sync limits in `/proc/sys/dev/raid`: the resync speed limits, and the sync
 /// I/O depth (Linux 6.16 and later; older kernels lack its file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -14,46 +18,29 @@ pub enum SpeedLimit {
 }
 
 impl SpeedLimit {
+    /// Every limit, in the order of their rows ([`super::table::LIMIT_ROWS`]).
     pub const ALL: [SpeedLimit; 3] = [SpeedLimit::Min, SpeedLimit::Max, SpeedLimit::IoDepth];
+
+    /// The limit's row of the table.
+    pub fn row(self) -> &'static Tunable {
+        &LIMITS[self as usize]
+    }
 
     /// The file name under `/proc/sys/dev/raid`, which is also the input and output key.
     pub fn name(self) -> &'static str {
-        match self {
-            SpeedLimit::Min => "speed_limit_min",
-            SpeedLimit::Max => "speed_limit_max",
-            SpeedLimit::IoDepth => "sync_io_depth",
-        }
+        self.row().name
     }
 
     /// True if and only if every kernel with md has the file (the speed limits); the sync I/O
     /// depth came in 6.16.
     pub(crate) fn always_there(self) -> bool {
-        self != SpeedLimit::IoDepth
+        self.row().since.is_none()
     }
 }
 
-/// Which arrays have an attribute: the kernel creates the files only for these levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Family {
-    /// raid4/5/6 only (the raid456 personality).
-    Raid456,
-    /// Every redundant level: raid1/4/5/6/10.
-    Redundant,
-}
-
-/// How an attribute's value is printed and parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// An unsigned number (`%d` of a value the kernel keeps non-negative).
-    Int,
-    /// A C int that can read negative: `/proc/sys/dev/raid/speed_limit_*`.
-    CInt,
-    Bool,
-    /// `sync_speed_*` and `sync_io_depth`: a number with a `(system)` or `(local)` suffix.
-    SyncSpeed,
-}
-
 /// The md attributes mdtune may write. Nothing outside this list is ever opened for writing.
+/// The variants are in the order of their rows ([`super::table::ATTR_ROWS`]), which is also the
+/// order of [`Attr::ALL`] and of a `BTreeMap` of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Attr {
     GroupThreadCnt,
@@ -81,18 +68,14 @@ impl Attr {
         Attr::SyncForceParallel,
     ];
 
+    /// The attribute's row of the table.
+    pub fn row(self) -> &'static Tunable {
+        &ATTRS[self as usize]
+    }
+
     /// The file name under `md/`, which is also the input and output key.
     pub fn name(self) -> &'static str {
-        match self {
-            Attr::GroupThreadCnt => "group_thread_cnt",
-            Attr::StripeCacheSize => "stripe_cache_size",
-            Attr::PrereadBypassThreshold => "preread_bypass_threshold",
-            Attr::SkipCopy => "skip_copy",
-            Attr::SyncSpeedMin => "sync_speed_min",
-            Attr::SyncSpeedMax => "sync_speed_max",
-            Attr::SyncIoDepth => "sync_io_depth",
-            Attr::SyncForceParallel => "sync_force_parallel",
-        }
+        self.row().name
     }
 
     pub(crate) fn from_name(name: &str) -> Option<Attr> {
@@ -100,38 +83,63 @@ impl Attr {
     }
 
     pub(crate) fn family(self) -> Family {
-        match self {
-            Attr::GroupThreadCnt
-            | Attr::StripeCacheSize
-            | Attr::PrereadBypassThreshold
-            | Attr::SkipCopy => Family::Raid456,
-            Attr::SyncSpeedMin
-            | Attr::SyncSpeedMax
-            | Attr::SyncIoDepth
-            | Attr::SyncForceParallel => Family::Redundant,
+        match self.row().place {
+            Place::Array(f) => f,
+            Place::System => unreachable!("every attribute row is an array's"),
         }
     }
 
     /// The Linux release that brought the file, for the few that not every supported kernel has.
     pub(crate) fn since(self) -> Option<&'static str> {
-        match self {
-            Attr::SkipCopy => Some("3.17"),
-            Attr::SyncIoDepth => Some("6.16"),
-            _ => None,
-        }
+        self.row().since
     }
 
     pub fn kind(self) -> Kind {
-        match self {
-            Attr::SkipCopy | Attr::SyncForceParallel => Kind::Bool,
-            Attr::SyncSpeedMin | Attr::SyncSpeedMax | Attr::SyncIoDepth => Kind::SyncSpeed,
-            _ => Kind::Int,
-        }
+        self.row().kind
     }
 }
 
 impl fmt::Display for Attr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::table::{ATTR_ROWS, LIMIT_ROWS};
+    use super::*;
+
+    #[test]
+    fn every_variant_names_its_own_row() {
+        assert_eq!(Attr::ALL.len(), ATTR_ROWS.len());
+        assert_eq!(SpeedLimit::ALL.len(), LIMIT_ROWS.len());
+        for (i, a) in Attr::ALL.into_iter().enumerate() {
+            assert_eq!(a as usize, i, "{a}");
+            assert!(matches!(a.row().place, Place::Array(_)), "{a}");
+            assert_eq!(Attr::from_name(a.name()), Some(a));
+        }
+        for (i, l) in SpeedLimit::ALL.into_iter().enumerate() {
+            assert_eq!(l as usize, i, "{}", l.name());
+            assert_eq!(l.row().place, Place::System);
+        }
+        let names: Vec<&str> = Attr::ALL.iter().map(|a| a.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "group_thread_cnt",
+                "stripe_cache_size",
+                "preread_bypass_threshold",
+                "skip_copy",
+                "sync_speed_min",
+                "sync_speed_max",
+                "sync_io_depth",
+                "sync_force_parallel"
+            ]
+        );
+        assert_eq!(SpeedLimit::IoDepth.name(), "sync_io_depth");
+        assert!(!SpeedLimit::IoDepth.always_there() && SpeedLimit::Max.always_there());
+        assert_eq!(Attr::SkipCopy.since(), Some("3.17"));
+        assert_eq!(Attr::SyncForceParallel.family(), Family::Redundant);
     }
 }

@@ -7,10 +7,11 @@
 //! the values they apply to is `inventory`'s and `topology`'s.
 
 use super::attr::Attr;
+use super::table::{self, ATTR_ROWS};
+use super::values::{Kind, Value};
 
-/// The largest `group_thread_cnt` the kernel accepts (`raid5_store_group_thread_cnt`: EINVAL
-/// above 8192).
-pub(crate) const GROUP_THREAD_CNT_MAX: u64 = 8192;
+/// The largest `group_thread_cnt` the kernel accepts (its row of [`table::ATTR_ROWS`]).
+pub(crate) const GROUP_THREAD_CNT_MAX: u64 = ATTR_ROWS[Attr::GroupThreadCnt as usize].max;
 
 /// How many workers of one `group_thread_cnt` value can run at once, per node: the kernel
 /// allocates `cnt` workers for every *possible* node (`alloc_thread_groups`), but
@@ -75,9 +76,8 @@ pub(crate) const SPARSE_NODES_WHY: &str = "raid5 allocates its worker groups for
 /// so at most `stripe_cache_size / 8` workers of a group run. Every kernel from 5.10 to 7.x.
 pub(crate) const STRIPES_PER_WORKER: u64 = 8;
 
-/// The largest `stripe_cache_size` the kernel takes (`raid5_store_stripe_cache_size`: EINVAL
-/// above 32768).
-pub(crate) const STRIPE_CACHE_MAX: u64 = 32768;
+/// The largest `stripe_cache_size` the kernel takes (its row of [`table::ATTR_ROWS`]).
+pub(crate) const STRIPE_CACHE_MAX: u64 = ATTR_ROWS[Attr::StripeCacheSize as usize].max;
 
 /// The most workers per group (node) that the stripe cache `cache` lets run
 /// ([`STRIPES_PER_WORKER`]), at least the one `raid5_wakeup_stripe_thread` always wakes.
@@ -91,15 +91,26 @@ pub(crate) fn workers_the_cache_runs(cache: u64) -> u64 {
 /// gone, I/O queued by `queue_if_no_path`) its queues are unknown.
 pub(crate) const DM_PREFIX: &str = "dm-";
 
-/// Writes that suspend the whole array, even for an unchanged value, on Linux 6.7 and later
-/// (`raid5_store_group_thread_cnt`, `raid5_store_skip_copy`: `mddev_suspend_and_lock`), and for
-/// a changed value before (`mddev_suspend`, which then also quiesces: `pers->quiesce`, that is
-/// `raid5_quiesce`). A suspend waits for in-flight I/O, reshape I/O included, so these are held
-/// back during a reshape. Of the raid456 files only these two suspend or quiesce the array in
-/// 5.10 to 7.x besides those mdtune never writes (`stripe_size`, `journal_mode`,
-/// `consistency_policy`); `stripe_cache_size`, `preread_bypass_threshold` and `rmw_level` take
-/// the array's lock only.
-pub(crate) const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCopy];
+/// A set of attributes read from the table: [`SUSPENDS_ARRAY`], [`PAUSED_FOR`].
+#[derive(Clone, Copy)]
+pub(crate) struct AttrSet(fn(Attr) -> bool);
+
+impl AttrSet {
+    /// True if and only if `attr` is in the set.
+    pub(crate) fn contains(&self, attr: &Attr) -> bool {
+        (self.0)(*attr)
+    }
+}
+
+/// Writes that suspend the whole array: the rows marked `suspends` (`group_thread_cnt` and
+/// `skip_copy`, whose rows say how: even for an unchanged value on Linux 6.7 and later,
+/// `mddev_suspend_and_lock`; for a changed value before, `mddev_suspend`, which then also
+/// quiesces: `pers->quiesce`, that is `raid5_quiesce`). A suspend waits for in-flight I/O,
+/// reshape I/O included, so these are held back during a reshape. Of the raid456 files only
+/// these two suspend or quiesce the array in 5.10 to 7.x besides those mdtune never writes
+/// (`stripe_size`, `journal_mode`, `consistency_policy`); `stripe_cache_size`,
+/// `preread_bypass_threshold` and `rmw_level` take the array's lock only.
+pub(crate) const SUSPENDS_ARRAY: AttrSet = AttrSet(|a| a.row().suspends);
 
 /// Writes that go into a running resync, recovery, check or repair only with the sync paused
 /// (docs/reference.md §4): the array-suspending ones. Changing `group_thread_cnt` while a sync
@@ -110,7 +121,7 @@ pub(crate) const SUSPENDS_ARRAY: [Attr; 2] = [Attr::GroupThreadCnt, Attr::SkipCo
 /// `mddev_suspend` quiesced the array for both writes, draining the sync's stripes. A
 /// distribution kernel may carry either commit, so the version does not tell: mdtune pauses the
 /// sync on every kernel (`frozen` in `sync_action`, then the sync resumed from where it stopped).
-pub(crate) const PAUSED_FOR: [Attr; 2] = SUSPENDS_ARRAY;
+pub(crate) const PAUSED_FOR: AttrSet = SUSPENDS_ARRAY;
 
 /// From Linux 7.0 a repair that is interrupted marks the array for a resync: `md_finish_sync`
 /// lost its `curr_resync >= resync_offset` guard, so writing `repair` back after a pause runs a
@@ -151,45 +162,19 @@ pub(crate) const RESHAPE_STRIPES_PER_CHUNK: u64 = 4;
 /// the kernel allows. Writes of both are ordered from the values (`crate::plan::cache_order`).
 pub(crate) const PREREAD_CAPPED_BY: Attr = Attr::StripeCacheSize;
 
-/// The largest sync I/O depth mdtune writes, per array or system-wide. The kernel takes any
-/// unsigned number per array (`sync_io_depth_store`: `kstrtouint`, EINVAL for 0, `system` for
-/// the system's) and any int system-wide (`proc_dointvec`, no range), but it counts the sync I/O
-/// in flight against `128 * depth` (8 for raid4/5/6) in an int (`sync_io_within_limit`), which
-/// overflows above this; and a system value of 0 or below stops a sync under load. Linux 6.16
-/// and later (md.c: `sync_io_depth_show` prints `N (system|local)` like the speed limits; the
-/// sysctl's default is 32).
-pub(crate) const SYNC_IO_DEPTH_MAX: u64 = (i32::MAX as u64) / 128;
-
 /// In which unit a sync limit counts on an array of `level` (docs/reference.md §3), by the
-/// limit's key: the speed limits bound how fast `md_do_sync` moves through its sectors, and
-/// those are the array's for a raid10 resync, check or repair (`raid10_run` sets
-/// `resync_max_sectors` to the array's size), each member's otherwise (a recovery runs over
-/// `dev_sectors`; raid1/4/5/6 set `resync_max_sectors` to `dev_sectors`). The sync I/O depth
-/// counts sync I/Os against `recovery_active` in sectors (`sync_io_within_limit`: 8 per unit on
-/// raid4/5/6, one 4 KiB stripe; 128 otherwise, raid1/10's 64 KiB `RESYNC_PAGES`). `level` ""
-/// is the system-wide limit, which every array follows. Every kernel from 5.10 to 7.x (the
-/// depth from 6.16).
+/// limit's key, from its row of the table (where the kernel's reasons are). `level` "" is the
+/// system-wide limit, which every array follows: its row comes first for a key both have
+/// (`sync_io_depth`). Every kernel from 5.10 to 7.x (the depth from 6.16).
 pub(crate) fn sync_unit(level: &str, key: &str) -> Option<&'static str> {
-    let raid456 = matches!(level, "raid4" | "raid5" | "raid6");
-    Some(match (key, level) {
-        ("sync_speed_min" | "sync_speed_max", "raid10") => {
-            "KiB/s of array sectors in resync, check and repair (each member at the limit x copies / \
-             raid disks); KiB/s per device in recovery"
-        }
-        ("sync_speed_min" | "sync_speed_max", _) => "KiB/s per device",
-        ("speed_limit_min" | "speed_limit_max", _) => {
-            "KiB/s per device; on raid10, KiB/s of array sectors in resync, check and repair"
-        }
-        ("sync_io_depth", "") => {
-            "sync I/Os in flight while an array is busy: 64 KiB each on raid1/10, one 4 KiB stripe \
-             on raid4/5/6"
-        }
-        ("sync_io_depth", _) if raid456 => {
-            "sync I/Os in flight while the array is busy, one 4 KiB stripe each"
-        }
-        ("sync_io_depth", _) => "sync I/Os in flight while the array is busy, 64 KiB each",
-        _ => return None,
-    })
+    let attr = || table::ATTRS.iter().find(|t| t.name == key);
+    let limit = || table::LIMITS.iter().find(|t| t.name == key);
+    let row = if level.is_empty() {
+        limit().or_else(attr)
+    } else {
+        attr().or_else(limit)
+    };
+    row?.unit_on(level)
 }
 
 /// The copies a raid10 layout keeps (`setup_geo` in raid10.c: near copies in bits 0-7, far
@@ -215,6 +200,15 @@ pub(crate) fn sync_speed_store(shown: i64) -> u64 {
     u64::from(shown as i32 as u32)
 }
 
+/// The text to write for `value` as an attribute of `kind`: what [`Value::to_kernel`] gives,
+/// except that a negative `sync_speed_*` is written as the unsigned number the kernel stores.
+pub(crate) fn kernel_text(kind: Kind, value: Value) -> String {
+    match (kind, value) {
+        (Kind::SyncSpeed, Value::Negative(n)) => sync_speed_store(n).to_string(),
+        _ => value.to_kernel(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +220,7 @@ mod tests {
         assert_eq!(threads_per_node(2, 4), 1);
         assert_eq!(threads_per_node(8, 0), 8);
         assert_eq!(sync_speed_store(-1), 4_294_967_295);
-        assert_eq!(SYNC_IO_DEPTH_MAX, 16_777_215);
+        assert_eq!(table::SYNC_IO_DEPTH_MAX, 16_777_215);
     }
 
     #[test]

@@ -3,10 +3,20 @@
 //! and formatting what is written back; CPU lists and masks are [`super::cpus`]'s. Pure: no I/O
 //! here; `crate::sys` reads and writes.
 
-use super::attr::Kind;
-use super::kernel;
 use serde::{Serialize, Serializer};
 use std::fmt;
+
+/// How an attribute's value is printed and parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An unsigned number (`%d` of a value the kernel keeps non-negative).
+    Int,
+    /// A C int that can read negative: `/proc/sys/dev/raid/speed_limit_*`.
+    CInt,
+    Bool,
+    /// `sync_speed_*` and `sync_io_depth`: a number with a `(system)` or `(local)` suffix.
+    SyncSpeed,
+}
 
 /// A typed attribute value, as read from or written to the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +109,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Option<Value> {
 
 /// A number the kernel printed with `%d` from an int: negative values are kept, and an
 /// unsigned number in 2^31..2^32 (what a test root holds after mdtune wrote a negative
-/// `sync_speed_*` back, see [`kernel::sync_speed_store`]) reads as the kernel shows it.
+/// `sync_speed_*` back, see `super::kernel::sync_speed_store`) reads as the kernel shows it.
 fn c_int(text: &str) -> Option<Value> {
     if let Ok(n) = text.parse::<u64>() {
         if (1 << 31..1 << 32).contains(&n) {
@@ -110,15 +120,6 @@ fn c_int(text: &str) -> Option<Value> {
     text.parse::<i64>().ok().map(Value::signed)
 }
 
-/// The text to write for `value` as an attribute of `kind`: what [`Value::to_kernel`] gives,
-/// except that a negative `sync_speed_*` is written as the unsigned number the kernel stores.
-pub(crate) fn kernel_text(kind: Kind, value: Value) -> String {
-    match (kind, value) {
-        (Kind::SyncSpeed, Value::Negative(n)) => kernel::sync_speed_store(n).to_string(),
-        _ => value.to_kernel(),
-    }
-}
-
 /// Parses the kernel's `N / M` progress in `sync_completed`; `none` and `delayed` give `None`.
 pub fn parse_progress(text: &str) -> Option<[u64; 2]> {
     let (done, total) = text.trim().split_once('/')?;
@@ -127,6 +128,7 @@ pub fn parse_progress(text: &str) -> Option<[u64; 2]> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::kernel::kernel_text;
     use super::*;
 
     #[test]

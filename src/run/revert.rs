@@ -8,7 +8,7 @@ use crate::apply::{self, Outcome};
 use crate::host::{self, Scope};
 use crate::persist::{self, Originals, Persist};
 use crate::report::{self, Report};
-use crate::spec::Spec;
+use crate::spec::{Spec, DESIRED_KEYS};
 use crate::sys::Root;
 
 pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
@@ -20,16 +20,11 @@ pub(crate) fn revert(spec: &Spec, root: &Root) -> Result<Report, RunError> {
     };
     let inv = host::read(root, &scope)?;
     let (mut plan, kept) = originals.revert_plan(&inv);
-    let ignored: Vec<&str> = [
-        "arrays",
-        "thread_policy",
-        "speed_limit_min",
-        "speed_limit_max",
-        "sync_io_depth",
-    ]
-    .into_iter()
-    .filter(|k| spec.persisted.contains_key(*k))
-    .collect();
+    let ignored: Vec<&str> = DESIRED_KEYS
+        .iter()
+        .copied()
+        .filter(|k| spec.persisted.contains_key(*k))
+        .collect();
     if !ignored.is_empty() {
         plan.warnings.push(format!(
             "state: reverted restores every saved original; {} ignored",

@@ -7,7 +7,7 @@
 //! range is a [`SpecError`] naming the key, the value and what is allowed. Checks that need the
 //! live host (a name that matches nothing, a setting the array's level lacks) belong to the plan.
 
-use crate::md::{kernel, SpeedLimit};
+use crate::md::SpeedLimit;
 use glob::Pattern;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -15,6 +15,7 @@ use std::path::PathBuf;
 
 use super::entry::parse_entry;
 pub(crate) use super::entry::{Entry, NameSelector};
+use super::keys::{run_only, TOP_KEYS};
 use super::policy::parse_policy;
 pub(crate) use super::policy::{AutoParams, ThreadPolicy};
 use super::raw::{repeated_key, MAX_INPUT};
@@ -62,21 +63,6 @@ pub struct Spec {
     pub only: Option<String>,
 }
 
-/// The input keys (besides `_ansible_*`).
-pub const TOP_KEYS: &[&str] = &[
-    "arrays",
-    "thread_policy",
-    "speed_limit_min",
-    "speed_limit_max",
-    "sync_io_depth",
-    "state",
-    "persist",
-    "root",
-    "check_mode",
-    "diff",
-];
-/// Keys a run uses but `persist` does not save.
-const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
 /// Keys the read-only `mdtune_info` module refuses: it always runs `state: query` (its
 /// `persist` only says which persisted files the query compares).
 const INFO_REFUSED_KEYS: &[&str] = &["state"];
@@ -175,7 +161,7 @@ impl Spec {
         };
         let persisted = map
             .iter()
-            .filter(|(k, _)| !k.starts_with("_ansible_") && !RUN_ONLY_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| !k.starts_with("_ansible_") && !run_only(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         Ok(Spec {
@@ -202,20 +188,9 @@ fn parse_limits(map: &Map<String, Json>) -> Result<BTreeMap<SpeedLimit, u64>, Sp
     let mut speed_limits = BTreeMap::new();
     for limit in SpeedLimit::ALL {
         if let Some(v) = get(limit.name()) {
-            let n = match limit {
-                SpeedLimit::IoDepth => parse_int(limit.name(), v, 1, kernel::SYNC_IO_DEPTH_MAX)
-                    .map_err(|_| {
-                        let most = kernel::SYNC_IO_DEPTH_MAX;
-                        invalid(
-                            limit.name(),
-                            v,
-                            &format!("an integer 1..{most} (sync I/Os)"),
-                        )
-                    })?,
-                SpeedLimit::Min | SpeedLimit::Max => {
-                    parse_int(limit.name(), v, 1, u64::from(i32::MAX as u32))?
-                }
-            };
+            let row = limit.row();
+            let n = parse_int(row.name, v, row.min, row.max)
+                .map_err(|_| invalid(row.name, v, &row.expected()))?;
             speed_limits.insert(limit, n);
         }
     }

@@ -2,9 +2,10 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
+use super::keys::ENTRY_KEYS;
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
-use crate::md::{kernel, Attr, Kind, Value};
+use crate::md::{Attr, Kind, Tunable, Value};
 use glob::Pattern;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -41,19 +42,23 @@ impl Entry {
     }
 }
 
-/// The keys of an array entry.
-pub const ENTRY_KEYS: &[&str] = &[
-    "name",
-    "uuid",
-    "group_thread_cnt",
-    "stripe_cache_size",
-    "preread_bypass_threshold",
-    "skip_copy",
-    "sync_speed_min",
-    "sync_speed_max",
-    "sync_io_depth",
-    "sync_force_parallel",
-];
+/// One attribute's value as its row takes it: a boolean, `"auto"`/`"off"` or a thread count,
+/// `"system"`, or a number in the row's range (refused with the row's words).
+fn parse_setting(key: &str, v: &Json, row: &Tunable) -> Result<Want, SpecError> {
+    match row.kind {
+        Kind::Bool => Ok(Want::Value(Value::Bool(parse_bool(key, v)?))),
+        _ if row.words.contains(&"auto") => parse_threads(key, v),
+        _ if row.takes_system() && v.as_str().map(str::trim) == Some("system") => {
+            Ok(Want::Value(Value::System))
+        }
+        // A sync limit above its range overflows the kernel's int; the preread threshold's
+        // upper bound is the array's stripe_cache_size, checked in the plan.
+        _ => parse_int(key, v, row.min, row.max)
+            .map(|n| Want::Value(Value::Int(n)))
+            .map_err(|_| invalid(key, v, &row.expected())),
+    }
+}
+
 /// Parses `arrays[index]`.
 pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
     let at = format!("arrays[{index}]");
@@ -80,39 +85,7 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
     let mut settings = BTreeMap::new();
     for attr in Attr::ALL {
         let Some(v) = get(attr.name()) else { continue };
-        let k = key(attr.name());
-        let want = match attr {
-            Attr::GroupThreadCnt => parse_threads(&k, v)?,
-            Attr::StripeCacheSize => Want::Value(Value::Int(parse_int(&k, v, 17, 32768)?)),
-            // The upper bound is the array's stripe_cache_size, checked in the plan.
-            Attr::PrereadBypassThreshold => {
-                Want::Value(Value::Int(parse_int(&k, v, 0, u64::from(u32::MAX))?))
-            }
-            _ => match attr.kind() {
-                Kind::Bool => Want::Value(Value::Bool(parse_bool(&k, v)?)),
-                Kind::SyncSpeed if v.as_str().map(str::trim) == Some("system") => {
-                    Want::Value(Value::System)
-                }
-                // Above this the kernel's count of sync I/O in flight overflows.
-                Kind::SyncSpeed if attr == Attr::SyncIoDepth => Want::Value(Value::Int(
-                    parse_int(&k, v, 1, kernel::SYNC_IO_DEPTH_MAX).map_err(|_| {
-                        let most = kernel::SYNC_IO_DEPTH_MAX;
-                        invalid(
-                            &k,
-                            v,
-                            &format!("an integer 1..{most} (sync I/Os) or \"system\""),
-                        )
-                    })?,
-                )),
-                // The kernel stores sync_speed_* in an int (ERANGE beyond it).
-                Kind::SyncSpeed => Want::Value(Value::Int(
-                    parse_int(&k, v, 1, u64::from(i32::MAX as u32)).map_err(|_| {
-                        invalid(&k, v, "an integer 1..2147483647 (KiB/s) or \"system\"")
-                    })?,
-                )),
-                Kind::Int | Kind::CInt => unreachable!("every integer attribute is matched above"),
-            },
-        };
+        let want = parse_setting(&key(attr.name()), v, attr.row())?;
         settings.insert(attr, want);
     }
     if let (Some(Want::Value(Value::Int(min))), Some(Want::Value(Value::Int(max)))) = (

@@ -1,19 +1,26 @@
 //! The desired state: the module's JSON input validated into a [`Spec`] before anything on the
 //! host is read or written (docs/reference.md §2). Every refusal names the key, the value and
-//! what is allowed. `raw` checks the text before it is parsed (its size, repeated keys);
-//! `desired` builds the `Spec` from the top-level keys, `entry` reads one element of `arrays` and
-//! `policy` the `thread_policy`, each with the typed values and the [`SpecError`] of `values`.
-//! Checks that need the live host (a name that matches nothing, a setting the array's level
-//! lacks) belong to the plan.
+//! what is allowed. `keys` lists the keys of each level once, and `schema` prints them with the
+//! tunables' rows for `mdtune --schema`; `raw` checks the text before it is parsed (its size,
+//! repeated keys); `desired` builds the `Spec` from the top-level keys, `entry` reads one element
+//! of `arrays` and `policy` the `thread_policy`, each with the typed values and the [`SpecError`]
+//! of `values`. Checks that need the live host (a name that matches nothing, a setting the
+//! array's level lacks) belong to the plan.
 
 mod desired;
 mod entry;
+mod keys;
 mod policy;
 mod raw;
+mod schema;
 mod values;
 
-pub use desired::{Spec, State, TOP_KEYS};
-pub use entry::{Entry, NameSelector, ENTRY_KEYS};
-pub use policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};
+pub use desired::{Spec, State};
+pub use entry::{Entry, NameSelector};
+pub use keys::{
+    own_keys, Key, Role, DESIRED_KEYS, ENTRY_KEYS, POLICY, POLICY_KEYS, SELECTORS, TOP_KEYS,
+};
+pub use policy::{AutoParams, Combine, ThreadPolicy};
 pub use raw::MAX_INPUT;
+pub use schema::schema;
 pub use values::{SpecError, Want, MAX_THREADS};

@@ -2,6 +2,7 @@
 //! as `"auto"`, `"off"`, a number, or the object with `mode`, `value`, `min`, `max` and `combine`
 //! (docs/reference.md §2). How `auto` turns queues into a count is `crate::plan`'s (`auto`).
 
+use super::keys::POLICY_KEYS;
 use super::values::{check_keys, invalid, parse_int, parse_threads, SpecError, Want, MAX_THREADS};
 use crate::md::Value;
 use serde_json::Value as Json;
@@ -40,8 +41,6 @@ pub struct ThreadPolicy {
     pub auto: AutoParams,
 }
 
-/// The keys of the thread policy object.
-pub const POLICY_KEYS: &[&str] = &["mode", "value", "min", "max", "combine"];
 /// Parses `thread_policy` in any of its forms.
 pub(crate) fn parse_policy(v: &Json) -> Result<ThreadPolicy, SpecError> {
     let Json::Object(map) = v else {

@@ -13,6 +13,7 @@ mod escaping;
 mod faults;
 mod fleet_failures;
 mod fleet_report;
+mod forms;
 mod health;
 mod hostile_input;
 mod input_limits;

@@ -77,6 +77,9 @@ __virtualname__ = "mdtune"
 DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 
 # The tuning arguments: the desired state. When a call gives none of them, the pillar's apply.
+# The one list of them: apply() and query() (and the salt-ssh wrapper's and the state's
+# functions) take each as a named argument, and `cargo test` (tests/integration/forms) checks
+# the list and those signatures against `mdtune --schema`.
 DESIRED_KEYS = (
     "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
 )
@@ -179,9 +182,9 @@ def apply(
         salt '*' mdtune.apply test=True
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
+    named = locals()
     _pillar_reaches_me("apply", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
-    given = dict(zip(DESIRED_KEYS, tuning))
+    given = {key: named[key] for key in DESIRED_KEYS}
     args, binary = _request(
         "present", given, kwargs, from_pillar, root, binary,
         check_mode=_check_mode(check_mode, test, kwargs), diff=diff,
@@ -221,9 +224,9 @@ def query(
         salt '*' mdtune.query from_pillar=False
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
+    named = locals()
     _pillar_reaches_me("query", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
-    given = dict(zip(DESIRED_KEYS, tuning))
+    given = {key: named[key] for key in DESIRED_KEYS}
     args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
     return _run(args, binary)
 

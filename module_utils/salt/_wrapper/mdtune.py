@@ -48,10 +48,8 @@ __virtualname__ = "mdtune"
 # The execution module, as the master's file server serves it to the targets.
 _MODULE = "salt://_modules/mdtune.py"
 
-# The tuning arguments of apply and query, in the execution module's order.
-_TUNING = (
-    "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
-)
+# The arguments of apply and query that are Salt's, not the target function's.
+_OWN = ("from_pillar", "kwargs")
 
 
 def __virtual__():
@@ -83,9 +81,7 @@ def apply(
 
         salt-ssh '*' mdtune.apply test=True
     """
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
-    given = dict(zip(_TUNING, tuning))
-    given.update(root=root, check_mode=check_mode, diff=diff, test=test, binary=binary)
+    given = _named(locals())
     return _target("apply", _merge(given, kwargs, from_pillar))
 
 
@@ -112,9 +108,7 @@ def query(
 
         salt-ssh '*' mdtune.query
     """
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
-    given = dict(zip(_TUNING, tuning))
-    given.update(root=root, diff=diff, binary=binary)
+    given = _named(locals())
     return _target("query", _merge(given, kwargs, from_pillar))
 
 
@@ -167,6 +161,11 @@ def desired(fresh=False):
     module.__pillar__ = __pillar__
     module.__opts__ = __opts__
     return module.desired()
+
+
+def _named(args):
+    """The named arguments of apply or query, which the target's functions take by name too."""
+    return {key: value for key, value in args.items() if key not in _OWN}
 
 
 def _given(given, kwargs):

@@ -107,6 +107,11 @@ pub(super) fn file_value(text: &str, boolean: bool) -> String {
     t.to_string()
 }
 
+/// True if and only if the table's row of `setting` is a boolean (`skip_copy`).
+fn is_boolean(setting: &str) -> bool {
+    mdtune::md::tunables().any(|t| t.name == setting && t.kind == mdtune::md::Kind::Bool)
+}
+
 /// The kernel file behind a report's setting.
 pub(super) fn setting_file(root: &Path, target: &str, setting: &str) -> PathBuf {
     if target == "system" {
@@ -146,10 +151,7 @@ pub(super) fn settings(report: &Value) -> Vec<(String, String, Value, Value, boo
 
 pub(super) fn read_value(root: &Path, target: &str, setting: &str) -> String {
     let text = fs::read_to_string(setting_file(root, target, setting)).unwrap();
-    file_value(
-        &text,
-        matches!(setting, "skip_copy" | "sync_force_parallel"),
-    )
+    file_value(&text, is_boolean(setting))
 }
 
 /// Reads a setting's value from a tree taken before the run.
@@ -166,10 +168,7 @@ pub(super) fn read_value_in(t: &Tree, target: &str, setting: &str) -> Option<Str
         dir.join("md").join(setting)
     };
     match t.get(&real) {
-        Some(Node::File(b)) => Some(file_value(
-            &String::from_utf8_lossy(b),
-            matches!(setting, "skip_copy" | "sync_force_parallel"),
-        )),
+        Some(Node::File(b)) => Some(file_value(&String::from_utf8_lossy(b), is_boolean(setting))),
         _ => None,
     }
 }
@@ -186,21 +185,12 @@ pub(super) fn raw_in(t: &Tree, target: &str, setting: &str) -> Option<String> {
     }
 }
 
-pub(super) const TUNABLES: &[&str] = &[
-    "group_thread_cnt",
-    "stripe_cache_size",
-    "preread_bypass_threshold",
-    "skip_copy",
-    "sync_speed_min",
-    "sync_speed_max",
-    "sync_force_parallel",
-];
-
-/// True if and only if one of `array`'s tunable files read empty (an array being stopped).
+/// True if and only if one of `array`'s tunable files (every attribute of the table) read
+/// empty (an array being stopped).
 pub(super) fn reads_empty(t: &Tree, array: &str) -> bool {
-    TUNABLES
+    mdtune::md::Attr::ALL
         .iter()
-        .any(|a| raw_in(t, array, a).is_some_and(|v| v.trim().is_empty()))
+        .any(|a| raw_in(t, array, a.name()).is_some_and(|v| v.trim().is_empty()))
 }
 
 /// Resolves `..` in a relative path without touching the filesystem.
