@@ -31,6 +31,7 @@ pub(crate) fn log(root: &Path, priority: u8, msg: &str) {
         return;
     };
     let refused = match send(
+        &root,
         &dev,
         &format!("<{priority}>{TAG}[{}]: {msg}", std::process::id()),
     ) {
@@ -64,9 +65,28 @@ enum Sent {
 }
 
 /// Sends `line` to the socket at `dev/log` without waiting (`crate::sys::Dir::send_datagram`:
-/// the socket checked is the socket sent to).
-fn send(dev: &Dir, line: &str) -> Sent {
-    match dev.send_datagram("log", line.as_bytes()) {
+/// the socket checked is the socket sent to). Where `dev/log` is a link, as systemd makes it
+/// (`/dev/log -> /run/systemd/journal/dev-log`), the socket it names is looked for under the
+/// root (an absolute target taken as from the root, a relative one from `dev/`), its directory
+/// opened beneath the root, the socket itself not followed: one link, never out of the root.
+fn send(root: &Root, dev: &Dir, line: &str) -> Sent {
+    let sent = match dev.send_datagram("log", line.as_bytes()) {
+        Ok(false) => match dev.read_link("log") {
+            Ok(target) => {
+                let at = match target.strip_prefix("/") {
+                    Ok(rel) => root.base().join(rel),
+                    Err(_) => root.base().join("dev").join(&target),
+                };
+                match root.real_file(&at) {
+                    Ok(Some((dir, name))) => dir.send_datagram(&name, line.as_bytes()),
+                    _ => Ok(false),
+                }
+            }
+            Err(_) => Ok(false),
+        },
+        other => other,
+    };
+    match sent {
         Ok(true) => Sent::Taken,
         Ok(false) => Sent::NoSocket,
         Err(e) => Sent::Refused(e),

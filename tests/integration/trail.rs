@@ -424,3 +424,26 @@ fn the_trail_escapes_every_field_from_the_host_as_it_escapes_the_caller() {
         lines[0].escape_debug()
     );
 }
+
+#[test]
+fn the_trail_reaches_journald_through_the_dev_log_link_systemd_makes() {
+    // systemd's /dev/log is a link to /run/systemd/journal/dev-log: the line must reach that
+    // socket (under the root), not fall back to the kernel log.
+    let dir = scratch("trail-systemd-link");
+    demo_host(&dir);
+    let journal = dir.join("run/systemd/journal");
+    fs::create_dir_all(&journal).unwrap();
+    let sock = UnixDatagram::bind(journal.join("dev-log")).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let _ = fs::remove_file(dir.join("dev/log"));
+    std::os::unix::fs::symlink("/run/systemd/journal/dev-log", dir.join("dev/log")).unwrap();
+    let (json, stderr) = changing_run(&dir);
+    assert_eq!(json["changed"], true, "{json}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let lines = logged(&sock);
+    assert!(
+        lines.len() == 1 && lines[0].contains("stripe_cache_size 256 -> 4096"),
+        "{lines:?}"
+    );
+}
