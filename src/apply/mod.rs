@@ -24,4 +24,4 @@ mod writes;
 pub use pause::Paused;
 pub use record::{resume_stale, Resumed};
 pub use write::{ApplyError, Target, Write};
-pub use writes::{apply, writes, Failure, NotRestored, Outcome};
+pub use writes::{apply, restore, writes, Failure, NotRestored, Outcome, Restored};

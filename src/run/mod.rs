@@ -16,6 +16,7 @@ mod error;
 mod exit;
 mod lock;
 mod look;
+mod measured;
 mod module;
 mod removal;
 mod revert;

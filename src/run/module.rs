@@ -357,6 +357,7 @@ pub(crate) fn tune(
             Vec::new()
         },
     };
+    let before = super::measured::before(spec, root, &plan);
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
         persist::write_files(root, &files)?;
@@ -396,6 +397,7 @@ pub(crate) fn tune(
     }
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     note_failed_reload(&mut report);
+    super::measured::after(spec, root, before, &outcome, &mut report);
     if let Some(f) = &outcome.failure {
         let denied = match &f.error {
             apply::ApplyError::Open { source, .. } | apply::ApplyError::Write { source, .. } => {
