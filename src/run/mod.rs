@@ -21,6 +21,7 @@ mod module;
 mod removal;
 mod revert;
 mod rolled_out;
+mod sampled;
 mod scope;
 mod show;
 mod tick;
@@ -29,6 +30,7 @@ mod verify;
 
 pub use exit::{failure, install_panic_hook, print_and_exit, Exit};
 pub use module::module;
+pub use sampled::measure;
 pub use show::{metrics, show};
 pub use tick::tick;
 pub use udev::udev;

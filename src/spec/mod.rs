@@ -12,7 +12,7 @@ mod policy;
 mod raw;
 mod values;
 
-pub use desired::{Spec, State, TOP_KEYS};
+pub use desired::{Spec, State, MEASURE_MAX, TOP_KEYS};
 pub use entry::{Entry, NameSelector, ENTRY_KEYS};
 pub use policy::{AutoParams, Combine, ThreadPolicy, POLICY_KEYS};
 pub use raw::MAX_INPUT;

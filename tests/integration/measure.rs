@@ -306,3 +306,57 @@ fn measure_and_revert_if_slower_are_refused_outside_their_range_and_state() {
         );
     }
 }
+
+#[test]
+fn the_measure_command_reads_the_counters_as_json_or_a_table_and_writes_nothing() {
+    let (dir, r) = host("measure-command");
+    let player = Player::play(
+        &r,
+        Load {
+            rates: seed,
+            shift_after: None,
+        },
+    );
+    thread::sleep(Duration::from_millis(50));
+    let root = dir.display().to_string();
+    let json_run = crate::common::run_args(
+        &["--measure", "--root", &root, "--seconds", "1", "--json"],
+        "",
+        &[],
+    );
+    let table = crate::common::run_args(
+        &["--measure", "md0", "--root", &root, "--seconds", "1"],
+        "",
+        &[],
+    );
+    player.stop();
+    assert_eq!(json_run.code, 0, "{}", json_run.stderr);
+    let a = &json_run.json["arrays"][0];
+    assert_eq!(a["name"], "md0");
+    assert!(
+        within(&a["read_bytes_per_second"], 172.0 * MIB, 0.15),
+        "{a}"
+    );
+    assert!(
+        within(&a["write_bytes_per_second"], 43.0 * MIB, 0.15),
+        "{a}"
+    );
+    assert_eq!(
+        (a["samples"].clone(), a["sync"].clone()),
+        (json!(4), Value::Null)
+    );
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(
+        table.stdout.contains("READ MiB/s") && table.stdout.contains("md0"),
+        "{}",
+        table.stdout
+    );
+    let bad = crate::common::run_args(&["--measure", "--root", &root, "--seconds", "0"], "", &[]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("--seconds") && bad.stderr.contains("1..600"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(r.read_md("md0", "group_thread_cnt"), "0");
+}
