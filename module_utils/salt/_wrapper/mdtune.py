@@ -71,11 +71,14 @@ def apply(
     test=None,
     binary=None,
     from_pillar=True,
+    measure=None,
+    revert_if_slower=None,
     **kwargs,
 ):
     """
     The target's ``mdtune.apply`` with the pillar's desired state (see the
-    execution module for the arguments).
+    execution module for the arguments, ``measure`` and ``revert_if_slower``
+    included).
 
     CLI Example:
 
@@ -86,6 +89,7 @@ def apply(
     tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
     given = dict(zip(_TUNING, tuning))
     given.update(root=root, check_mode=check_mode, diff=diff, test=test, binary=binary)
+    given.update(measure=measure, revert_if_slower=revert_if_slower)
     return _target("apply", _merge(given, kwargs, from_pillar))
 
 
@@ -115,7 +119,12 @@ def query(
     tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
     given = dict(zip(_TUNING, tuning))
     given.update(root=root, diff=diff, binary=binary)
-    return _target("query", _merge(given, kwargs, from_pillar))
+    merged = _merge(given, kwargs, from_pillar)
+    # A measurement is a present run's: the pillar's does not reach a query.
+    for key in ("measure", "revert_if_slower"):
+        if key not in kwargs:
+            merged.pop(key, None)
+    return _target("query", merged)
 
 
 def revert(root=None, check_mode=None, diff=None, test=None, binary=None, **kwargs):
