@@ -2,8 +2,8 @@
 //! `md0`'s `stat` at rates that follow the `group_thread_cnt` mdtune writes (the seed's figures:
 //! 43 MiB/s written and 172 MiB/s read at 0, 105 and 420 at 4), and the run's verdict follows:
 //! `faster` with the player's ratios, `slower` reverted through the rollback's path, a constant
-//! load `same`, a load that shifts mid-window and no I/O at all `inconclusive`. Windows are 1 s
-//! (4 samples each) to keep the tests short.
+//! load `same`, a load that shifts mid-window and no I/O at all `inconclusive`. Windows are 2 s
+//! (4 samples of 500 ms each) to keep the tests short.
 
 use crate::common::{run, scratch, Run};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
@@ -99,7 +99,14 @@ fn host(name: &str) -> (PathBuf, FakeRoot) {
 }
 
 fn measured(name: &str, load: Option<Load>, extra: Value) -> (Run, FakeRoot) {
+    let (out, r, _) = measured_logged(name, load, extra);
+    (out, r)
+}
+
+/// [`measured`], with what the run logged to the system log.
+fn measured_logged(name: &str, load: Option<Load>, extra: Value) -> (Run, FakeRoot, Vec<String>) {
     let (dir, r) = host(name);
+    let log = crate::common::syslog(&dir);
     // No load: the counters stand still.
     let stat = r.device_dir("md0").join("stat");
     fs::write(
@@ -110,7 +117,7 @@ fn measured(name: &str, load: Option<Load>, extra: Value) -> (Run, FakeRoot) {
     let player = load.map(|l| Player::play(&r, l));
     // The player has written `stat` before the run reads it.
     thread::sleep(Duration::from_millis(50));
-    let mut input = json!({"arrays": [{"name": "md0", "group_thread_cnt": 4}], "measure": 1});
+    let mut input = json!({"arrays": [{"name": "md0", "group_thread_cnt": 4}], "measure": 2});
     for (k, v) in extra.as_object().unwrap() {
         input[k] = v.clone();
     }
@@ -118,7 +125,7 @@ fn measured(name: &str, load: Option<Load>, extra: Value) -> (Run, FakeRoot) {
     if let Some(p) = player {
         p.stop();
     }
-    (out, r)
+    (out, r, crate::common::logged(&log))
 }
 
 fn effect(out: &Run) -> &Value {
@@ -165,7 +172,7 @@ fn a_value_that_speeds_the_load_up_is_faster_with_the_players_ratios() {
     );
     assert_eq!(
         (e["before"]["samples"].clone(), e["seconds"].clone()),
-        (json!(4), json!(1))
+        (json!(4), json!(2))
     );
     assert!(e["before"]["sync_speed_kib_s"].is_null() && e["before"]["latency_ms"].is_number());
     assert!(
@@ -188,7 +195,7 @@ fn a_slower_value_is_reverted_through_the_rollback_and_nothing_is_left_changed()
         },
         shift_after: None,
     };
-    let (out, r) = measured(
+    let (out, r, log) = measured_logged(
         "measure-slower",
         Some(load),
         json!({"revert_if_slower": true}),
@@ -210,6 +217,12 @@ fn a_slower_value_is_reverted_through_the_rollback_and_nothing_is_left_changed()
         "{msg}"
     );
     assert!(msg.contains("nothing is left changed"), "{msg}");
+    // The trail tells the two writes, though nothing is left changed.
+    assert!(
+        log.iter()
+            .any(|l| l.contains("revert_if_slower put back md0: group_thread_cnt 4 -> 0")),
+        "{log:?}"
+    );
     // Without revert_if_slower the value stays, said slower.
     let (out, r) = measured("measure-slower-kept", Some(load), json!({}));
     assert_eq!(effect(&out)["verdict"], "slower", "{}", out.stdout);
@@ -235,10 +248,10 @@ fn a_constant_load_is_same_and_a_shift_or_no_io_is_never_faster_or_slower() {
     );
     assert_eq!(effect(&out)["verdict"], "same", "{}", out.stdout);
     assert_eq!(out.json["changed"], true);
-    // The load drops to a tenth 1.5 s into the run: mid after-window.
+    // The load drops to a tenth 3 s into the run: mid after-window.
     let shifting = Load {
         rates: |_| (172.0, 43.0),
-        shift_after: Some((Duration::from_millis(1500), (17.0, 4.0))),
+        shift_after: Some((Duration::from_millis(3000), (17.0, 4.0))),
     };
     let (out, _) = measured("measure-shift", Some(shifting), json!({}));
     let e = effect(&out);
