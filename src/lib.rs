@@ -33,6 +33,7 @@ pub mod apply;
 pub mod health;
 pub mod host;
 pub mod md;
+pub mod measure;
 pub mod persist;
 pub mod plan;
 pub mod report;

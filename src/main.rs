@@ -32,6 +32,10 @@ usage:
   mdtune --metrics [--root DIR] the host in Prometheus' text format (node_exporter textfile)
   mdtune --udev NAME [--root DIR]
                                 apply the persisted desired state to array NAME (udev rule)
+  mdtune --measure [--root DIR] [--seconds N] [--json] [ARRAY...]
+                                read only: sample each array (all by default) N seconds
+                                (default 10, 1-600): read and write bytes/s, I/O per second,
+                                mean latency, the sync's speed and progress
   mdtune --tick [--root DIR] [--textfile DIR]
                                 periodic housekeeping (timer, mdadm monitor); with --textfile,
                                 write DIR/mdtune.prom (--metrics) through no link
@@ -150,6 +154,12 @@ fn main() {
     let as_text = AS_TEXT.load(Ordering::Relaxed);
     if !as_text {
         on_call(&words);
+        if words.contains(&"--measure") {
+            let m = run::measure(&words);
+            print!("{}", m.stdout);
+            eprint!("{}", m.stderr);
+            exit(m.exit as i32)
+        }
         if words.contains(&"--tick") {
             let (json, code) = run::tick(&words);
             end(&json, code)

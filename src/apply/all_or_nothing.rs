@@ -160,12 +160,32 @@ fn rollback(
     error: ApplyError,
     stop_wait: Duration,
 ) -> (Failure, Vec<Paused>) {
-    let mut failure = Failure {
+    let r = restore(root, done, stop_wait);
+    let failure = Failure {
         error,
-        rolled_back: Vec::new(),
-        not_restored: Vec::new(),
-        not_resumed: Vec::new(),
+        rolled_back: r.rolled_back,
+        not_restored: r.not_restored,
+        not_resumed: r.not_resumed,
     };
+    (failure, r.paused)
+}
+
+/// What putting a run's writes back did.
+#[derive(Debug, Default)]
+pub struct Restored {
+    pub rolled_back: Vec<Write>,
+    pub not_restored: Vec<NotRestored>,
+    /// A sync paused for the restores that could not be resumed: what is left and how to.
+    pub not_resumed: Vec<String>,
+    pub paused: Vec<Paused>,
+}
+
+/// Puts `done` back (each write's `before`), the rollback's way: in [`rollback_order`], a sync
+/// paused around a restore that needs it, a value already back left alone, and what could not
+/// be restored said with the value the kernel holds. A failed run's rollback, and the revert of
+/// a measured run whose verdict was `slower` (`crate::measure`), both come here.
+pub fn restore(root: &Root, done: Vec<Write>, stop_wait: Duration) -> Restored {
+    let mut r = Restored::default();
     let mut pauses = Pauses::new(stop_wait);
     for w in rollback_order(done) {
         // The write that failed may have left the value untouched; then there is nothing to undo.
@@ -182,7 +202,7 @@ fn rollback(
         match restored {
             Ok(()) => {
                 pauses.wrote(&w.target);
-                failure.rolled_back.push(w);
+                r.rolled_back.push(w);
             }
             Err(error) => {
                 let now = match &error {
@@ -197,7 +217,7 @@ fn rollback(
                     // Nothing reached the kernel: what was there before the restore is there.
                     _ => live.or(Some(w.after)),
                 };
-                failure.not_restored.push(NotRestored {
+                r.not_restored.push(NotRestored {
                     write: w,
                     error,
                     now,
@@ -205,11 +225,12 @@ fn rollback(
             }
         }
     }
-    // Resume what the rollback paused; tried twice, then said.
+    // Resume what the restores paused; tried twice, then said.
     if pauses.end(root).is_err() {
         let _ = pauses.end(root);
     }
     let (paused, left) = pauses.finish();
-    failure.not_resumed.extend(left);
-    (failure, paused)
+    r.not_resumed.extend(left);
+    r.paused = paused;
+    r
 }

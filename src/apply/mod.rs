@@ -21,7 +21,7 @@ mod order;
 mod pause;
 mod record;
 
-pub use all_or_nothing::{apply, writes, Failure, NotRestored, Outcome};
+pub use all_or_nothing::{apply, restore, writes, Failure, NotRestored, Outcome, Restored};
 pub use one_write::{ApplyError, Target, Write};
 pub use pause::Paused;
 pub use record::{resume_stale, Resumed};

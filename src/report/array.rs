@@ -69,6 +69,7 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         skipped: ap.skipped.clone(),
         // Never vacuous: values that could not be read are not known to match.
         compliant: ap.is_compliant() && a.unreadable.is_none() && frozen.is_none(),
+        effect: None,
     };
     Part {
         report,

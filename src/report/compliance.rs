@@ -92,6 +92,7 @@ mod tests {
             settings: Default::default(),
             skipped: Vec::new(),
             compliant: false,
+            effect: None,
         };
         let none = Persist::default();
         assert!(!compliant(

@@ -59,6 +59,9 @@ pub(crate) struct ArrayReport {
     pub(crate) settings: BTreeMap<&'static str, Setting>,
     pub(crate) skipped: Vec<Skip>,
     pub(crate) compliant: bool,
+    /// A measured run's effect on the array (`measure`, docs/reference.md §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) effect: Option<crate::measure::Effect>,
 }
 
 /// A sync paused around an array's writes (docs/reference.md §3, §4): what a real run did, or, in

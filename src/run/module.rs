@@ -330,6 +330,7 @@ pub(crate) fn tune(
     plan.warnings.extend(unknown);
     let (mut step, note) = persist::Step::plan(root, spec, real, compared)?;
     plan.warnings.extend(note);
+    let before = super::measured::before(spec, root, &plan);
     let outcome = if real {
         // Files first: if one cannot be written, no kernel value has been touched yet.
         step.write()?;
@@ -343,6 +344,7 @@ pub(crate) fn tune(
     let persisted = step.outcome(outcome.failure.is_some());
     let mut report = report::build(spec, inv, &plan, &outcome, persisted);
     report.warnings.extend(report.persist.reload_warning());
+    super::measured::after(spec, root, before, &outcome, &mut report);
     if let Some(f) = &outcome.failure {
         report.msg.push_str(needs_root(f.error.permission_denied()));
     }

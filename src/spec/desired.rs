@@ -61,6 +61,12 @@ pub struct Spec {
     pub persisted: Map<String, Json>,
     /// Set by `--udev NAME`, never by input: only this array is read and tuned.
     pub only: Option<String>,
+    /// `measure: N` (docs/reference.md §2): seconds sampled before and after the writes of
+    /// each array this run changes (`crate::measure`); `None` when not asked for.
+    pub measure: Option<u64>,
+    /// `revert_if_slower` (needs `measure`): the run's writes go back when the verdict is
+    /// `slower`.
+    pub revert_if_slower: bool,
 }
 
 /// Keys the read-only `mdtune_info` module refuses: it always runs `state: query` (its
@@ -159,6 +165,7 @@ impl Spec {
             Some(Json::String(s)) if !s.is_empty() && !s.contains('\0') => PathBuf::from(s),
             Some(v) => return Err(invalid("root", v, "a directory path")),
         };
+        let (measure, revert_if_slower) = parse_measure(&map, state)?;
         let persisted = map
             .iter()
             .filter(|(k, _)| !k.starts_with("_ansible_") && !run_only(k))
@@ -177,9 +184,61 @@ impl Spec {
             diff: flag("diff")? || flag("_ansible_diff")?,
             persisted,
             only: None,
+            measure,
+            revert_if_slower,
         })
     }
 }
+
+/// `measure` (an integer 1..600, seconds, on `state: present` only) and `revert_if_slower`
+/// (needs `measure`; not with `persist: true`, whose files would keep the value a revert took
+/// back).
+fn parse_measure(map: &Map<String, Json>, state: State) -> Result<(Option<u64>, bool), SpecError> {
+    let get = |k: &str| map.get(k).filter(|v| !v.is_null());
+    let measure = match get("measure") {
+        None => None,
+        Some(v) => {
+            let n = parse_int("measure", v, 1, MEASURE_MAX)
+                .map_err(|_| invalid("measure", v, "an integer 1..600 (seconds)"))?;
+            if state != State::Present {
+                return Err(invalid(
+                    "measure",
+                    v,
+                    &format!(
+                        "no measure with state: {}: only a state: present run writes values \
+                         whose effect can be measured",
+                        state.name()
+                    ),
+                ));
+            }
+            Some(n)
+        }
+    };
+    let revert = match get("revert_if_slower") {
+        None => false,
+        Some(v) => parse_bool("revert_if_slower", v)?,
+    };
+    if revert && measure.is_none() {
+        let v = get("revert_if_slower").cloned().unwrap_or(Json::Bool(true));
+        return Err(invalid(
+            "revert_if_slower",
+            &v,
+            "revert_if_slower only with measure: N (the verdict it acts on)",
+        ));
+    }
+    if revert && get("persist").is_some_and(|v| parse_bool("persist", v) == Ok(true)) {
+        return Err(invalid(
+            "revert_if_slower",
+            &Json::Bool(true),
+            "revert_if_slower without persist: true (the persisted files would keep the value \
+             a revert takes back); persist in a later run, once the verdict is known",
+        ));
+    }
+    Ok((measure, revert))
+}
+
+/// The longest `measure` window, in seconds (each side).
+pub const MEASURE_MAX: u64 = 600;
 
 /// The system-wide sync limits of the input (`speed_limit_min`, `speed_limit_max`,
 /// `sync_io_depth`), each in its range, min at most max.

@@ -53,7 +53,7 @@ const BEFORE_LIMITS: [Key; 2] = [
 ];
 
 /// The top-level keys after the system limits.
-const AFTER_LIMITS: [Key; 5] = [
+const AFTER_LIMITS: [Key; 7] = [
     Key {
         name: "state",
         role: Role::Run,
@@ -93,6 +93,22 @@ const AFTER_LIMITS: [Key; 5] = [
         default: Some("false"),
         choices: &[],
         doc: "add diff (old -> new) to the result",
+    },
+    Key {
+        name: "measure",
+        role: Role::RunOnly,
+        takes: "integer 1..600",
+        default: None,
+        choices: &[],
+        doc: "seconds of the arrays' own counters sampled before and after the writes (arrays[].effect)",
+    },
+    Key {
+        name: "revert_if_slower",
+        role: Role::RunOnly,
+        takes: "boolean",
+        default: Some("false"),
+        choices: &[],
+        doc: "with measure: put the values back when the verdict is slower",
     },
 ];
 
@@ -247,7 +263,9 @@ mod tests {
                 "persist",
                 "root",
                 "check_mode",
-                "diff"
+                "diff",
+                "measure",
+                "revert_if_slower"
             ]
         );
         assert_eq!(

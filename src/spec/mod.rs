@@ -15,7 +15,7 @@ mod raw;
 mod schema;
 mod values;
 
-pub use desired::{Spec, State};
+pub use desired::{Spec, State, MEASURE_MAX};
 pub use entry::{Entry, NameSelector};
 pub use keys::{
     own_keys, Key, Role, DESIRED_KEYS, ENTRY_KEYS, POLICY, POLICY_KEYS, SELECTORS, TOP_KEYS,

@@ -28,7 +28,12 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
         return Some((ERR, said(caller, &format!("FAILED: {}", report.msg))));
     }
     if !report.changed {
-        return None;
+        // A measured run whose writes revert_if_slower put back wrote twice: its msg says so.
+        let reverted = report
+            .arrays
+            .iter()
+            .any(|a| a.effect.as_ref().is_some_and(|e| e.reverted));
+        return reverted.then(|| (INFO, said(caller, &report.msg)));
     }
     let mut parts: Vec<String> = report.resumed.iter().filter_map(of_resumed).collect();
     for a in &report.arrays {

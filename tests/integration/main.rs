@@ -21,6 +21,7 @@ mod kernel_fifo;
 mod layout_writes;
 mod layouts;
 mod listing_ends;
+mod measure;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;

@@ -172,6 +172,9 @@ CANDIDATES = {
     "speed_limit_max": SPEED_NUMBER,
     "sync_io_depth": DEPTH_NUMBER,
     "persist": TRISTATE,
+    # Short windows only: a candidate that mdtune accepts runs (in check mode) for that long.
+    "measure.seconds": ["", 1, 0, 601, 1.5, -1],
+    "measure.revert_if_slower": [False, True],
 }
 # Values the form refuses although mdtune takes them: stricter on purpose, and said here.
 STRICTER = {

@@ -84,8 +84,14 @@ DESIRED_KEYS = (
     "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
 )
 
+# The keys of one run's measurement (mdtune's ``measure``, ``revert_if_slower``): apply passes
+# them, query and revert leave a pillar's out (mdtune takes them on state: present only).
+MEASURE_KEYS = ("measure", "revert_if_slower")
+
 # Pillar keys desired() translates itself or that are the formula's own switches.
-_NOT_PASSED = ("thread_policy", "thread_auto", "arrays", "deploy", "install", "metrics")
+_NOT_PASSED = (
+    "thread_policy", "thread_auto", "arrays", "deploy", "install", "metrics", "measure",
+)
 
 # What the SUSE Manager / Uyuni form writes for "leave this setting alone".
 _UNSET = (None, "", "unmanaged")
@@ -126,6 +132,8 @@ def apply(
     test=None,
     binary=None,
     from_pillar=True,
+    measure=None,
+    revert_if_slower=None,
     **kwargs,
 ):
     """
@@ -160,12 +168,23 @@ def apply(
         Start from the pillar ``mdtune`` (:py:func:`desired`); the arguments
         given override it key by key. Default True.
 
+    measure
+        Seconds (1..600): sample each array this run changes that long before
+        its writes and as long after them, from the array's own counters, and
+        report ``effect`` (verdict ``faster``, ``slower``, ``same`` or
+        ``inconclusive``) per array. The pillar's ``measure:seconds`` by default.
+
+    revert_if_slower
+        With ``measure``: put the run's writes back (as a rollback does) when a
+        verdict is ``slower``; ``changed`` then says nothing is left changed.
+
     root
         Prefix for every system path (tests, chroots, containers). Default: the
         config/pillar key ``mdtune:root``, else ``/``.
 
     check_mode / test
-        Compute and report, write nothing.
+        Compute and report, write nothing (with ``measure``: only the window
+        before is sampled).
 
     diff
         Add a ``diff`` to the result.
@@ -185,6 +204,7 @@ def apply(
     named = locals()
     _pillar_reaches_me("apply", from_pillar)
     given = {key: named[key] for key in DESIRED_KEYS}
+    given.update({key: named[key] for key in MEASURE_KEYS})
     args, binary = _request(
         "present", given, kwargs, from_pillar, root, binary,
         check_mode=_check_mode(check_mode, test, kwargs), diff=diff,
@@ -325,6 +345,7 @@ def desired(fresh=False):
     arrays = _arrays(pillar.get("arrays"))
     if arrays:
         args["arrays"] = arrays
+    args.update(_measure(pillar.get("measure")))
     deploy = pillar.get("deploy")
     if isinstance(deploy, dict) and salt.utils.data.is_true(deploy.get("enabled")):
         target = deploy.get("target")
@@ -420,6 +441,24 @@ def _threads(value):
     return value
 
 
+def _measure(value):
+    """mdtune's measure keys from the pillar's ``measure``: the form's group ``{seconds,
+    revert_if_slower}`` (its revert used only when seconds is set, as the form says), or a
+    number of seconds as mdtune takes it."""
+    if value in _UNSET or value is False:
+        return {}
+    if not isinstance(value, dict):
+        return {"measure": value}
+    seconds = value.get("seconds")
+    if seconds in _UNSET:
+        return {}
+    args = {"measure": seconds}
+    revert = value.get("revert_if_slower")
+    if revert not in _UNSET:
+        args["revert_if_slower"] = revert
+    return args
+
+
 def _arrays(value):
     """mdtune's list as it is; the form's dict keyed by array name as a list, globs first."""
     if isinstance(value, list):
@@ -457,6 +496,10 @@ def _request(state, given, extra, from_pillar, root, binary, **run_keys):
             "mdtune.query or mdtune.revert"
         )
     args = desired(fresh=True) if from_pillar else {}
+    if state != "present":
+        # A measurement is a present run's: the pillar's does not reach a query.
+        for key in MEASURE_KEYS:
+            args.pop(key, None)
     args.update({key: value for key, value in given.items() if value is not None})
     args.update(extra)
     pillar_binary = args.pop("binary", None)

@@ -81,6 +81,8 @@ def managed(
     diff=None,
     binary=None,
     from_pillar=False,
+    measure=None,
+    revert_if_slower=None,
     **kwargs,
 ):
     """
@@ -112,6 +114,15 @@ def managed(
         leave persistence as it is; when the persisted state would put other
         values back at the next boot, mdtune warns and is not compliant.
 
+    measure
+        Seconds (1..600): sample each array the run changes that long before and
+        after its writes and report its ``effect`` (``faster``, ``slower``,
+        ``same``, ``inconclusive``); the comment names each verdict.
+
+    revert_if_slower
+        With ``measure``: a ``slower`` verdict puts the run's writes back; the
+        state then reports no change.
+
     root
         Prefix for every system path (tests, chroots).
 
@@ -140,6 +151,8 @@ def managed(
         "persist": persist,
         "root": root,
         "binary": binary,
+        "measure": measure,
+        "revert_if_slower": revert_if_slower,
     }
     given = {key: value for key, value in given.items() if value is not None}
     given.update(_passthrough(kwargs))

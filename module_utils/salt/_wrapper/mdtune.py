@@ -69,11 +69,14 @@ def apply(
     test=None,
     binary=None,
     from_pillar=True,
+    measure=None,
+    revert_if_slower=None,
     **kwargs,
 ):
     """
     The target's ``mdtune.apply`` with the pillar's desired state (see the
-    execution module for the arguments).
+    execution module for the arguments, ``measure`` and ``revert_if_slower``
+    included).
 
     CLI Example:
 
@@ -108,8 +111,12 @@ def query(
 
         salt-ssh '*' mdtune.query
     """
-    given = _named(locals())
-    return _target("query", _merge(given, kwargs, from_pillar))
+    merged = _merge(_named(locals()), kwargs, from_pillar)
+    # A measurement is a present run's: the pillar's does not reach a query.
+    for key in ("measure", "revert_if_slower"):
+        if key not in kwargs:
+            merged.pop(key, None)
+    return _target("query", merged)
 
 
 def revert(root=None, check_mode=None, diff=None, test=None, binary=None, **kwargs):

@@ -15,7 +15,7 @@ fn suma_top(s: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `form.yml`: every key, a number field's `$min`/`$max` or a text field's help giving the
+/// `form.yml`: every key (a `measure` group holds `seconds` and `revert_if_slower`), a number field's `$min`/`$max` or a text field's help giving the
 /// range, a select for a boolean.
 pub(super) fn suma_form(s: &Value) -> Problems {
     let mut p = Problems::new("module_utils/suma/metadata/mdtune/form.yml");
@@ -25,10 +25,13 @@ pub(super) fn suma_form(s: &Value) -> Problems {
         .into_iter()
         .filter(|k| !k.starts_with('$') && !own.contains(k))
         .collect();
+    // The form runs its state with `measure` too (a group: seconds, revert_if_slower).
+    let mut want = suma_top(s);
+    want.push("measure".into());
     p.same_keys(
         "mdtune",
         &top,
-        &suma_top(s).iter().map(String::as_str).collect::<Vec<_>>(),
+        &want.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     let proto = "mdtune/arrays/$prototype";
     let fields: Vec<&str> = children(&o, proto)

@@ -15,6 +15,8 @@
 #            and the resume leaves it frozen and recorded, named by --verify and --metrics, and
 #            the next run resumes it where it stood; a run sent SIGTERM mid-pause rolls back,
 #            resumes the check and exits 1
+#   m1-m3    the effect, measured: --measure against md0's own stat, a change measured under a
+#            steady dd load (throughput decides) and during a throttled check (the sync decides)
 #   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, a boot-time resync the rule pauses and resumes (issue 32), change
 #            events during a resync and for an inactive array, revert, re-assembly straight after
@@ -244,6 +246,42 @@ echo idle >$SA
 i=0; while [ "$(cat /sys/block/md0/md/sync_completed)" != none ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo 0 >/sys/block/md0/md/sync_min
 echo system >/sys/block/md0/md/sync_speed_min
+echo system >/sys/block/md0/md/sync_speed_max
+echo 0 >/sys/block/md0/md/group_thread_cnt
+
+# --- m1-m3: the effect, measured (docs/reference.md §2 measure, §3 effect). md0 serves a steady
+# O_DIRECT load (a dd loop reading and writing 256 KiB at a time). m2: mdtune --measure --json for
+# 3 s between two reads of /sys/block/md0/stat by the guest (its bytes must match their growth);
+# m1: group_thread_cnt 0 -> 2 measured 2 s before and after. m3: md0 checks (throttled to 2000
+# KiB/s), group_thread_cnt 0 -> 2 pauses it; the sync's speed decides, measured once it runs again.
+rm -f /tmp/m.stop
+(
+  n=0
+  while [ ! -e /tmp/m.stop ]; do
+    at=$((n % 64 * 4))
+    dd if=/dev/md0 of=/dev/null bs=64k count=4 skip=$at iflag=direct 2>/dev/null
+    dd if=/dev/zero of=/dev/md0 bs=64k count=4 seek=$at oflag=direct conv=notrunc 2>/dev/null
+    n=$((n + 1))
+  done
+) &
+mio=$!
+sleep 1
+read -r s </sys/block/md0/stat; fact m2.stat.before "$s"
+mdt m2 - --measure --seconds 3 --json md0
+read -r s </sys/block/md0/stat; fact m2.stat.after "$s"
+val m1.before md0 group_thread_cnt
+mdt m1 '{"arrays":[{"name":"md0","group_thread_cnt":2}],"measure":2}'
+val m1.after md0 group_thread_cnt
+touch /tmp/m.stop; wait $mio
+echo 0 >/sys/block/md0/md/group_thread_cnt
+echo 2000 >/sys/block/md0/md/sync_speed_max
+echo check >$SA
+step m3-progress progress md0
+mdt m3 '{"arrays":[{"name":"md0","group_thread_cnt":2}],"measure":2}'
+val m3.after md0 sync_action group_thread_cnt
+echo idle >$SA
+i=0; while [ "$(cat /sys/block/md0/md/sync_completed)" != none ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo 0 >/sys/block/md0/md/sync_min
 echo system >/sys/block/md0/md/sync_speed_max
 echo 0 >/sys/block/md0/md/group_thread_cnt
 
