@@ -209,6 +209,13 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             }
         }
     }
+    // A boost in force is named with what it wrote and what comes back after it.
+    for rec in super::boosts::records(root).into_iter().flatten() {
+        let array = inv.arrays.iter_mut().find(|a| a.name == rec.array);
+        if let Some(s) = array.and_then(|a| a.sync.as_mut()) {
+            s.boost = Some(rec);
+        }
+    }
     // Whether a paused repair resumes as a resync depends on the kernel: read its release under
     // the root, and only while a repair runs.
     let repairing = |a: &&mut Array| a.sync.as_ref().is_some_and(|s| s.action == "repair");
@@ -319,6 +326,7 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
             speed_kib_s: text("sync_speed")?.parse().ok(),
             release: None,
             frozen_by: None,
+            boost: None,
         });
         if scope.health {
             a.health = Some(super::health::read(md));

@@ -153,12 +153,15 @@ fn run_on(spec: &Spec, root: &Root, wait: Duration, caller: &Caller) -> Result<R
     let lock = lock(root, wait)?;
     // A sync a killed run left frozen runs again before the host is read.
     let resumed = apply::resume_stale(root);
+    // A sync boost whose sync has ended ends before the host is read.
+    let (ended, end_errors) = crate::boost::end_finished(root);
     let mut result = match spec.state {
         State::Reverted => super::revert::revert(spec, root),
         State::Present | State::Query => present(spec, root, refusal),
     };
     if let Ok(report) = result.as_mut() {
         report.note_resumed(resumed);
+        report.note_boosts_ended(ended, end_errors);
     }
     record(&lock, caller, spec, &result);
     result
@@ -363,10 +366,27 @@ pub(crate) fn tune(
         let mut originals = Originals::load(root).inspect_err(|_| {
             persist::undo_files(root, &files);
         })?;
-        apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
+        // The values before a boost that starts are recorded before its values are written.
+        let began = crate::boost::begin(root, &mut plan, true).map_err(|source| {
+            persist::undo_files(root, &files);
+            persist::PersistError::Write {
+                path: format!(
+                    "a sync boost's record under {}",
+                    root.saved_state().display()
+                ),
+                source,
+            }
+        })?;
+        let outcome = apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
             originals.remember(w, inv)
-        })
+        });
+        if outcome.failure.is_some() {
+            crate::boost::undo(root, &began);
+        }
+        outcome
     } else {
+        // Read only: the report still says what is recorded of each boost.
+        let _ = crate::boost::begin(root, &mut plan, false);
         Outcome::default()
     };
     let mut removed = Vec::new();

@@ -2,9 +2,11 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
+use super::boost::{parse_boost, Boost};
+use super::limits::{min_at_most_max, parse_sync_value};
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
-use crate::md::{kernel, Attr, Kind, Value};
+use crate::md::{Attr, Kind, Value};
 use glob::Pattern;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -31,6 +33,8 @@ pub struct Entry {
     /// The uuid as given (either form), so that a message answers in the same form.
     pub(crate) uuid_given: Option<String>,
     pub settings: BTreeMap<Attr, Want>,
+    /// `sync_boost`: values in force only while the array runs one of its syncs.
+    pub boost: Option<Boost>,
 }
 
 impl Entry {
@@ -53,6 +57,7 @@ pub const ENTRY_KEYS: &[&str] = &[
     "sync_speed_max",
     "sync_io_depth",
     "sync_force_parallel",
+    "sync_boost",
 ];
 /// Parses `arrays[index]`.
 pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
@@ -90,43 +95,20 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
             }
             _ => match attr.kind() {
                 Kind::Bool => Want::Value(Value::Bool(parse_bool(&k, v)?)),
-                Kind::SyncSpeed if v.as_str().map(str::trim) == Some("system") => {
-                    Want::Value(Value::System)
-                }
-                // Above this the kernel's count of sync I/O in flight overflows.
-                Kind::SyncSpeed if attr == Attr::SyncIoDepth => Want::Value(Value::Int(
-                    parse_int(&k, v, 1, kernel::SYNC_IO_DEPTH_MAX).map_err(|_| {
-                        let most = kernel::SYNC_IO_DEPTH_MAX;
-                        invalid(
-                            &k,
-                            v,
-                            &format!("an integer 1..{most} (sync I/Os) or \"system\""),
-                        )
-                    })?,
-                )),
-                // The kernel stores sync_speed_* in an int (ERANGE beyond it).
-                Kind::SyncSpeed => Want::Value(Value::Int(
-                    parse_int(&k, v, 1, u64::from(i32::MAX as u32)).map_err(|_| {
-                        invalid(&k, v, "an integer 1..2147483647 (KiB/s) or \"system\"")
-                    })?,
-                )),
+                Kind::SyncSpeed => Want::Value(parse_sync_value(attr, &k, v)?),
                 Kind::Int | Kind::CInt => unreachable!("every integer attribute is matched above"),
             },
         };
         settings.insert(attr, want);
     }
-    if let (Some(Want::Value(Value::Int(min))), Some(Want::Value(Value::Int(max)))) = (
-        settings.get(&Attr::SyncSpeedMin),
-        settings.get(&Attr::SyncSpeedMax),
-    ) {
-        if min > max {
-            return Err(invalid(
-                &key("sync_speed_min"),
-                &Json::from(*min),
-                &format!("at most sync_speed_max ({max})"),
-            ));
-        }
-    }
+    let value = |a| match settings.get(&a) {
+        Some(Want::Value(v)) => Some(*v),
+        _ => None,
+    };
+    min_at_most_max(&at, value(Attr::SyncSpeedMin), value(Attr::SyncSpeedMax))?;
+    let boost = get("sync_boost")
+        .map(|v| parse_boost(&key("sync_boost"), v))
+        .transpose()?;
     Ok(Entry {
         index,
         name,
@@ -135,6 +117,7 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
             .and_then(Json::as_str)
             .map(|s| s.trim().to_string()),
         settings,
+        boost,
     })
 }
 
