@@ -210,12 +210,7 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
         }
     }
     // A boost in force is named with what it wrote and what comes back after it.
-    for rec in super::boosts::records(root).into_iter().flatten() {
-        let array = inv.arrays.iter_mut().find(|a| a.name == rec.array);
-        if let Some(s) = array.and_then(|a| a.sync.as_mut()) {
-            s.boost = Some(rec);
-        }
-    }
+    attach_boosts(root, &mut inv.arrays);
     // Whether a paused repair resumes as a resync depends on the kernel: read its release under
     // the root, and only while a repair runs.
     let repairing = |a: &&mut Array| a.sync.as_ref().is_some_and(|s| s.action == "repair");
@@ -385,6 +380,16 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
 fn natural_key(name: &str) -> (&str, u64) {
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
     (stem, name[stem.len()..].parse().unwrap_or(0))
+}
+
+/// Gives each array with a sync boost recorded its record (`Sync::boost`).
+fn attach_boosts(root: &Root, arrays: &mut [Array]) {
+    for rec in super::boosts::records(root).into_iter().flatten() {
+        let array = arrays.iter_mut().find(|a| a.name == rec.array);
+        if let Some(s) = array.and_then(|a| a.sync.as_mut()) {
+            s.boost = Some(rec);
+        }
+    }
 }
 
 #[cfg(test)]

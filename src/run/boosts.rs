@@ -7,7 +7,7 @@
 
 use super::lock::{lock, lock_wait, sync_stop_wait, UDEV_LOCK_WAIT_MS};
 use super::scope::scope;
-use crate::host::{self, boost_records, Inventory};
+use crate::host::{self, boost_records, Inventory, Scope};
 use crate::persist::{self, Originals};
 use crate::plan::{self, Plan};
 use crate::spec::{Spec, State};
@@ -50,7 +50,12 @@ fn persisted(root: &Root) -> Option<Spec> {
 /// The plan of `spec` on the host, cut down to the boosts that start: an array whose boost's
 /// sync runs and that has no record yet keeps only its boost's writes.
 fn starting(spec: &Spec, root: &Root) -> Option<(Inventory, Plan)> {
-    let inv = host::read(root, &scope(spec)).ok()?;
+    // Every array is read; `only` keeps the plan from refusing an entry naming one that is gone.
+    let sc = Scope {
+        only: None,
+        ..scope(spec)
+    };
+    let inv = host::read(root, &sc).ok()?;
     let mut plan = plan::plan(spec, &inv).ok()?;
     plan.limits.clear();
     plan.arrays.retain(|ap| {

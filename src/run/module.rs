@@ -306,6 +306,36 @@ fn compare(
     }
 }
 
+/// A real run's writes: the persisted files first (if one cannot be written, no kernel value has
+/// been touched yet), then the record of each sync boost that starts (before its values), then
+/// the kernel values, each original saved before its first change.
+fn write_and_apply(
+    root: &Root,
+    plan: &mut plan::Plan,
+    inv: &Inventory,
+    files: &[persist::FilePlan],
+) -> Result<Outcome, RunError> {
+    persist::write_files(root, files)?;
+    let mut originals = Originals::load(root).inspect_err(|_| {
+        persist::undo_files(root, files);
+    })?;
+    let began = crate::boost::begin(root, plan, true).map_err(|source| {
+        persist::undo_files(root, files);
+        let path = format!(
+            "a sync boost's record under {}",
+            root.saved_state().display()
+        );
+        persist::PersistError::Write { path, source }
+    })?;
+    let outcome = apply::apply(root, apply::writes(plan), sync_stop_wait(), &mut |w| {
+        originals.remember(w, inv)
+    });
+    if outcome.failure.is_some() {
+        crate::boost::undo(root, &began);
+    }
+    Ok(outcome)
+}
+
 pub(crate) fn tune(
     spec: &Spec,
     root: &Root,
@@ -361,29 +391,7 @@ pub(crate) fn tune(
         },
     };
     let outcome = if real {
-        // Files first: if one cannot be written, no kernel value has been touched yet.
-        persist::write_files(root, &files)?;
-        let mut originals = Originals::load(root).inspect_err(|_| {
-            persist::undo_files(root, &files);
-        })?;
-        // The values before a boost that starts are recorded before its values are written.
-        let began = crate::boost::begin(root, &mut plan, true).map_err(|source| {
-            persist::undo_files(root, &files);
-            persist::PersistError::Write {
-                path: format!(
-                    "a sync boost's record under {}",
-                    root.saved_state().display()
-                ),
-                source,
-            }
-        })?;
-        let outcome = apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
-            originals.remember(w, inv)
-        });
-        if outcome.failure.is_some() {
-            crate::boost::undo(root, &began);
-        }
-        outcome
+        write_and_apply(root, &mut plan, inv, &files)?
     } else {
         // Read only: the report still says what is recorded of each boost.
         let _ = crate::boost::begin(root, &mut plan, false);

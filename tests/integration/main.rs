@@ -40,6 +40,7 @@ mod root_races;
 mod security;
 mod selectors;
 mod sparse_numa;
+mod sync_boost;
 mod sync_limits;
 mod sync_pause;
 mod tick;
