@@ -120,6 +120,15 @@ fn a_raid10_resync_runs_boosted_and_the_tick_after_its_end_puts_the_limits_back(
     assert_eq!(run(&dir, query).json["compliant"], true);
     assert_eq!(tick(&dir).json["changed"], false);
     assert_eq!(limits(&r), ["500000", "900000"]);
+    // --show, --verify and the metrics say it is in force, and since when.
+    let show = text(&dir, "--show");
+    assert!(
+        show.contains("boost: sync_speed_max system -> 900000, sync_speed_min 50000 -> 500000 while the resync runs (since 20"),
+        "{show}"
+    );
+    assert!(text(&dir, "--verify").contains("md0 boost: sync_speed_max"));
+    let active = "mdtune_array_sync_boost_active{array=\"md0\",device=\"md0\"}";
+    assert!(text(&dir, "--metrics").contains(&format!("{active} 1")));
     md.end();
     let t = tick(&dir);
     assert_eq!(t.code, 0, "{}", t.stdout);
@@ -141,6 +150,16 @@ fn a_raid10_resync_runs_boosted_and_the_tick_after_its_end_puts_the_limits_back(
         (json!(false), "nothing to do")
     );
     assert_eq!(limits(&r), ["50000", "system"]);
+    assert!(text(&dir, "--metrics").contains(&format!("{active} 0")));
+}
+
+/// What `mdtune FLAG --root DIR` prints.
+fn text(dir: &Path, flag: &str) -> String {
+    let out = std::process::Command::new(crate::common::bin())
+        .args([flag, "--root", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
