@@ -38,12 +38,12 @@ impl Ended {
         let mut parts: Vec<String> = self
             .restored
             .iter()
-            .map(|(k, v)| format!("{k} {} -> {}", v["from"], v["to"]))
+            .map(|(k, v)| format!("{k} {} -> {}", bare(&v["from"]), bare(&v["to"])))
             .collect();
         parts.extend(self.left_alone.iter().map(|(k, v)| {
             format!(
                 "{k} left alone at {} (changed by hand during the boost)",
-                v["value"]
+                bare(&v["value"])
             )
         }));
         let what = if parts.is_empty() {
@@ -53,6 +53,11 @@ impl Ended {
         };
         format!("{}: the {}'s boost ended{what}", self.array, self.sync)
     }
+}
+
+/// A value as a message says it: `system`, not `"system"`.
+fn bare(v: &Json) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
 /// Reads `md/<file>` of `array`, trimmed.
