@@ -9,6 +9,7 @@
 //! plan --> apply         (writes, read-back, rollback; not in check mode or query)
 //!          persist       (the state that survives a reboot; the saved originals)
 //! all --> report         (pure: the one JSON object)
+//! boost                  (a sync boost's record, its start and its end with the sync)
 //! health                 (the checks --tick saw end, kept across reboots; what the metrics say)
 //! trail                  (the system log line of each run that changed or failed; the last run)
 //! run                    (one run start to end, --udev, --show, --verify, --metrics, the lock,
@@ -30,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 pub mod apply;
+pub mod boost;
 pub mod health;
 pub mod host;
 pub mod md;

@@ -4,6 +4,7 @@
 //! container or inactive, its mdadm uuid, why it lacks an attribute). `super::inventory` fills
 //! these in; nothing here reads a file.
 
+use super::boosts::Record as BoostRecord;
 use super::health::Health;
 use super::member::Member;
 use super::pauses::FrozenBy;
@@ -25,6 +26,10 @@ pub struct Sync {
     /// Who froze the sync, when `sync_action` reads `frozen` (docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frozen_by: Option<FrozenBy>,
+    /// The sync boost in force, as recorded under `run/mdtune/` (the report says it as the
+    /// array's `sync_boost`, docs/reference.md §3).
+    #[serde(skip)]
+    pub boost: Option<BoostRecord>,
 }
 
 /// An external-metadata (IMSM/DDF) member array's container and its mdmon.

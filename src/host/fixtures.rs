@@ -52,6 +52,7 @@ pub(crate) fn raid(name: &str, level: &str, queues: &[Option<u64>]) -> Array {
             speed_kib_s: None,
             release: None,
             frozen_by: None,
+            boost: None,
         }),
         values,
         raid_disks: raid456.then_some(queues.len() as u64),

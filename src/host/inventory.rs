@@ -209,6 +209,8 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
             }
         }
     }
+    // A boost in force is named with what it wrote and what comes back after it.
+    attach_boosts(root, &mut inv.arrays);
     // Whether a paused repair resumes as a resync depends on the kernel: read its release under
     // the root, and only while a repair runs.
     let repairing = |a: &&mut Array| a.sync.as_ref().is_some_and(|s| s.action == "repair");
@@ -319,6 +321,7 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
             speed_kib_s: text("sync_speed")?.parse().ok(),
             release: None,
             frozen_by: None,
+            boost: None,
         });
         if scope.health {
             a.health = Some(super::health::read(md));
@@ -377,6 +380,16 @@ fn mdmon(root: &Root, container: &str) -> Result<u32, String> {
 fn natural_key(name: &str) -> (&str, u64) {
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
     (stem, name[stem.len()..].parse().unwrap_or(0))
+}
+
+/// Gives each array with a sync boost recorded its record (`Sync::boost`).
+fn attach_boosts(root: &Root, arrays: &mut [Array]) {
+    for rec in super::boosts::records(root).into_iter().flatten() {
+        let array = arrays.iter_mut().find(|a| a.name == rec.array);
+        if let Some(s) = array.and_then(|a| a.sync.as_mut()) {
+            s.boost = Some(rec);
+        }
+    }
 }
 
 #[cfg(test)]

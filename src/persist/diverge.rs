@@ -89,6 +89,7 @@ mod tests {
                 hw_queues: None,
                 why: None,
                 pause: None,
+                boost: None,
                 changes: vec![
                     Change::new(
                         Attr::StripeCacheSize,

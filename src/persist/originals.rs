@@ -69,6 +69,8 @@ impl Originals {
             let Some(key) = path
                 .file_name()
                 .and_then(|n| n.to_str())
+                // The records of a pause or a sync boost beside them are not originals.
+                .filter(|n| !crate::host::is_boost_record(n) && !n.starts_with("pause-"))
                 .and_then(|n| n.strip_suffix(".json"))
                 .filter(|n| !n.starts_with('.'))
             else {

@@ -14,11 +14,12 @@
 //! for is refused (docs/auto.md §3).
 
 use super::auto::{auto_threads, Cache};
+use super::boost::plan_boost;
 use super::hold;
 use super::model::{ArrayPlan, Change, LimitChange, Plan, PlanError, Skip, Source};
 use crate::host::{Array, Inventory};
 use crate::md::{kernel, Attr, Value};
-use crate::spec::{AutoParams, Entry, NameSelector, Spec, Want};
+use crate::spec::{AutoParams, Boost, Entry, NameSelector, Spec, Want};
 use std::collections::BTreeMap;
 
 /// What an array should get for one setting, and whether the entry that asked named it exactly.
@@ -34,6 +35,8 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
     let mut plan = Plan::default();
     // Selected arrays (by inventory index) and what each entry wished for them, later entries last.
     let mut wishes: BTreeMap<usize, BTreeMap<Attr, Wish>> = BTreeMap::new();
+    // Each array's sync_boost: the later entry's, whole.
+    let mut boosts: BTreeMap<usize, (&Boost, usize, bool)> = BTreeMap::new();
     for entry in &spec.arrays {
         let matched = match select(entry, inv, &mut plan.warnings) {
             // Under udev only one array is read: entries naming others are not errors.
@@ -41,6 +44,9 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
             other => other?,
         };
         for i in matched {
+            if let Some(b) = &entry.boost {
+                boosts.insert(i, (b, entry.index, entry.is_exact()));
+            }
             let w = wishes.entry(i).or_default();
             for (&attr, &want) in &entry.settings {
                 w.insert(
@@ -63,8 +69,11 @@ pub fn plan(spec: &Spec, inv: &Inventory) -> Result<Plan, PlanError> {
         });
         // An entry's "auto" takes min/max/combine from the thread policy object too.
         let auto = &spec.thread_policy.auto;
-        plan.arrays
-            .push(plan_array(i, array, &wish, auto, inv, &mut plan.warnings)?);
+        let mut ap = plan_array(i, array, &wish, auto, inv, &mut plan.warnings)?;
+        if let Some(&(b, index, exact)) = boosts.get(&i) {
+            plan_boost(array, &mut ap, b, index, exact)?;
+        }
+        plan.arrays.push(ap);
     }
     for (&limit, &after) in &spec.speed_limits {
         let before = *inv.speed_limits.get(&limit).ok_or(PlanError::NoSuchLimit {
@@ -176,6 +185,7 @@ fn plan_array(
         changes: Vec::new(),
         skipped: Vec::new(),
         pause: None,
+        boost: None,
     };
     if let Some(why) = &array.unreadable {
         // Skipped whole, whoever asked: the array is being stopped or reads what the kernel

@@ -5,6 +5,7 @@
 use crate::host::Array;
 use crate::md::{kernel, Attr, SpeedLimit, SyncRun, Value};
 use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
@@ -145,6 +146,32 @@ pub struct ArrayPlan {
     /// The sync that was running when the array was read and that this run pauses around its
     /// writes (docs/reference.md §4); `crate::apply` looks again before it writes.
     pub(crate) pause: Option<SyncRun>,
+    /// The array's `sync_boost`, when an entry gives one (`super::boost`).
+    pub boost: Option<BoostPlan>,
+}
+
+/// An array's `sync_boost` as planned (docs/reference.md §2): while the array runs one of its
+/// syncs (`active`), its values are the wanted ones (the array's `changes` carry them); otherwise
+/// the plain values are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoostPlan {
+    /// The entry that gave it.
+    pub source: Source,
+    /// The syncs it is in force during.
+    pub during: Vec<String>,
+    /// Its values that the array and the kernel have.
+    pub values: BTreeMap<Attr, Value>,
+    /// True while the array runs a sync of `during`.
+    pub active: bool,
+    /// The steady state of each boosted setting: what the entry's plain key wants, else the
+    /// value in force (what comes back when the sync ends).
+    pub steady: BTreeMap<Attr, Value>,
+    /// The boosted settings the entry also gives a plain value for, with it.
+    pub plain: BTreeMap<Attr, Value>,
+    /// The values in force before the boost and since when it is, from its record under
+    /// `run/mdtune/` (filled in by the run: `crate::boost`).
+    pub saved: Option<BTreeMap<Attr, Value>>,
+    pub since: Option<u64>,
 }
 
 impl ArrayPlan {

@@ -74,6 +74,7 @@ pub(crate) fn revert(files: &BTreeMap<String, Saved>, inv: &Inventory) -> (Plan,
             changes: Vec::new(),
             skipped: Vec::new(),
             pause: None,
+            boost: None,
         };
         for attr in Attr::ALL {
             if let (Some(&orig), Some(&live)) = (saved.values.get(attr.name()), a.values.get(&attr))

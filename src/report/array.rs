@@ -3,7 +3,7 @@
 //! line of the `msg` and its entry in the diff. Pure. How a setting's `after` and `changed`
 //! follow from what applying did is `super::setting`; the words of the line are `super::msg`.
 
-use super::model::{ArrayReport, HeldBack, Setting, SyncPause};
+use super::model::{ArrayReport, HeldBack, Setting, SyncBoost, SyncPause};
 use super::msg;
 use super::setting::{Ends, Summary};
 use crate::apply::Target;
@@ -44,8 +44,18 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         line.state(&by.describe(&a.name));
     }
     let sync_pause = sync_pause(a, ap, ends);
+    let sync_boost = sync_boost(a, ap);
     if let Some(p) = &sync_pause {
         line.note(msg::pause_note(p, state));
+    } else if let Some(b) = ap.boost.as_ref().filter(|b| b.active) {
+        let action = a.sync.as_ref().map_or("", |s| s.action.as_str());
+        let due = ap
+            .changes
+            .iter()
+            .any(|c| b.values.get(&c.attr) == Some(&c.after) && c.is_due());
+        if due {
+            line.note(format!("sync_boost while the {action} runs"));
+        }
     }
     // Skipped with a warning: an array that cannot be read, queues that cannot be found.
     if let Some(why) = &a.unreadable {
@@ -65,6 +75,7 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         hw_queues: ap.hw_queues,
         sync: a.sync.clone(),
         sync_pause,
+        sync_boost,
         settings,
         skipped: ap.skipped.clone(),
         // Never vacuous: values that could not be read are not known to match.
@@ -76,6 +87,29 @@ pub(super) fn array(a: &Array, ap: &ArrayPlan, state: State, ends: &Ends, system
         line,
         diff: summary.finish(&a.name),
     }
+}
+
+/// The array's sync boost: as its entry gives it (with the record's values before it and since
+/// when, once in force), else the one recorded in force (an entry no longer gives it, or a view
+/// of the host that reads no entry).
+fn sync_boost(a: &Array, ap: &ArrayPlan) -> Option<SyncBoost> {
+    if let Some(b) = &ap.boost {
+        return Some(SyncBoost {
+            active: b.active,
+            during: b.during.clone(),
+            values: b.values.clone(),
+            saved: b.saved.clone(),
+            since: b.since,
+        });
+    }
+    let rec = a.sync.as_ref()?.boost.as_ref()?;
+    Some(SyncBoost {
+        active: true,
+        during: rec.during.clone(),
+        values: rec.boost_values(),
+        saved: Some(rec.saved_values()),
+        since: Some(rec.since),
+    })
 }
 
 /// The sync paused around the array's writes: in a real run, the one this run paused (none when

@@ -77,6 +77,7 @@ pub fn build(
         rolled_back,
         not_restored,
         resumed: Vec::new(),
+        boosts_ended: Vec::new(),
     }
 }
 

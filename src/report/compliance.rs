@@ -89,6 +89,7 @@ mod tests {
             hw_queues: None,
             sync: None,
             sync_pause: None,
+            sync_boost: None,
             settings: Default::default(),
             skipped: Vec::new(),
             compliant: false,

@@ -5,6 +5,7 @@
 
 use crate::apply::Paused;
 use crate::apply::Resumed;
+use crate::boost::Ended;
 use crate::host::{Member, Sync};
 use crate::md::{Attr, SyncRun, Value};
 use crate::persist::Persist;
@@ -56,12 +57,28 @@ pub(crate) struct ArrayReport {
     /// The sync paused around the array's writes, or that a run would pause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sync_pause: Option<SyncPause>,
+    /// The array's sync boost: the one its entry gives, else the one recorded in force.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sync_boost: Option<SyncBoost>,
     pub(crate) settings: BTreeMap<&'static str, Setting>,
     pub(crate) skipped: Vec<Skip>,
     pub(crate) compliant: bool,
     /// A measured run's effect on the array (`measure`, docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) effect: Option<crate::measure::Effect>,
+}
+
+/// An array's sync boost (docs/reference.md §2, §3).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct SyncBoost {
+    /// True while its values are wanted (its sync runs) or, with no entry giving it, in force.
+    pub(crate) active: bool,
+    pub(crate) during: Vec<String>,
+    pub(crate) values: BTreeMap<Attr, Value>,
+    /// The values before the boost, which come back when the sync ends (null: not recorded).
+    pub(crate) saved: Option<BTreeMap<Attr, Value>>,
+    /// When the boost started, seconds since the epoch (null: not in force).
+    pub(crate) since: Option<u64>,
 }
 
 /// A sync paused around an array's writes (docs/reference.md §3, §4): what a real run did, or, in
@@ -107,6 +124,9 @@ pub struct Report {
     /// (docs/reference.md §4, "A pause that always ends").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) resumed: Vec<Resumed>,
+    /// Sync boosts whose sync had ended, ended by this run before it read the host.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) boosts_ended: Vec<Ended>,
 }
 
 impl Report {
@@ -127,6 +147,22 @@ impl Report {
             .iter()
             .any(|r| r.outcome != "resumed" && r.outcome != "not frozen");
         self.resumed = resumed;
+    }
+
+    /// Adds the sync boosts this run ended before it read the host (`crate::boost`): each in
+    /// `boosts_ended` and in the `msg`; one that could not end fails the run.
+    pub(crate) fn note_boosts_ended(&mut self, ended: Vec<Ended>, errors: Vec<String>) {
+        for e in ended
+            .iter()
+            .map(Ended::describe)
+            .chain(errors.iter().cloned())
+        {
+            self.msg.push_str(&format!("; {e}"));
+        }
+        self.changed |= !ended.is_empty();
+        self.failed |= !errors.is_empty();
+        self.warnings.extend(errors);
+        self.boosts_ended = ended;
     }
 }
 

@@ -7,9 +7,10 @@
 //! `state: reverted` (removing the persisted files is `crate::persist::remove`); `scope` is what
 //! a run reads of the host; `lock` is the host-wide lock; `error` why a run stopped, `exit` the
 //! exit status, the failure object and the panic hook; `tick` is `mdtune --tick`, the periodic
-//! housekeeping and the textfile, `checks` its step that records the checks seen to end.
-//! Glue: each decision lives in the step named after it.
+//! housekeeping and the textfile, `checks` its step that records the checks seen to end,
+//! `boosts` its step that ends and starts sync boosts. Glue: each decision lives in the step named after it.
 
+mod boosts;
 mod checks;
 mod error;
 mod exit;

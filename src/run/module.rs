@@ -150,12 +150,15 @@ fn run_on(spec: &Spec, root: &Root, wait: Duration, caller: &Caller) -> Result<R
     let lock = lock(root, wait)?;
     // A sync a killed run left frozen runs again before the host is read.
     let resumed = apply::resume_stale(root);
+    // A sync boost whose sync has ended ends before the host is read.
+    let (ended, end_errors) = crate::boost::end_finished(root);
     let mut result = match spec.state {
         State::Reverted => super::revert::revert(spec, root),
         State::Present | State::Query => present(spec, root, refusal),
     };
     if let Ok(report) = result.as_mut() {
         report.note_resumed(resumed);
+        report.note_boosts_ended(ended, end_errors);
     }
     record(&lock, caller, spec, &result);
     result
@@ -313,6 +316,34 @@ fn compare(
     }
 }
 
+/// A real run's writes: the persisted files first (if one cannot be written, no kernel value has
+/// been touched yet), then the record of each sync boost that starts (before its values), then
+/// the kernel values, each original saved before its first change.
+fn write_and_apply(
+    root: &Root,
+    plan: &mut plan::Plan,
+    inv: &Inventory,
+    step: &persist::Step<'_>,
+) -> Result<Outcome, RunError> {
+    step.write()?;
+    let mut originals = Originals::load(root).inspect_err(|_| step.undo())?;
+    let began = crate::boost::begin(root, plan, true).map_err(|source| {
+        step.undo();
+        let path = format!(
+            "a sync boost's record under {}",
+            root.saved_state().display()
+        );
+        persist::PersistError::Write { path, source }
+    })?;
+    let outcome = apply::apply(root, apply::writes(plan), sync_stop_wait(), &mut |w| {
+        originals.remember(w, inv)
+    });
+    if outcome.failure.is_some() {
+        crate::boost::undo(root, &began);
+    }
+    Ok(outcome)
+}
+
 /// Plans `spec` on the host as read, and unless checking or querying carries it out: the
 /// persisted files first (`persist::Step`), then the kernel values (`crate::apply`), the files
 /// put back when a value cannot be written; then the report. `refusal` says what a plan the host
@@ -332,13 +363,10 @@ pub(crate) fn tune(
     plan.warnings.extend(note);
     let before = super::measured::before(spec, root, &plan);
     let outcome = if real {
-        // Files first: if one cannot be written, no kernel value has been touched yet.
-        step.write()?;
-        let mut originals = Originals::load(root).inspect_err(|_| step.undo())?;
-        apply::apply(root, apply::writes(&plan), sync_stop_wait(), &mut |w| {
-            originals.remember(w, inv)
-        })
+        write_and_apply(root, &mut plan, inv, &step)?
     } else {
+        // Read only: the report still says what is recorded of each boost.
+        let _ = crate::boost::begin(root, &mut plan, false);
         Outcome::default()
     };
     let persisted = step.outcome(outcome.failure.is_some());

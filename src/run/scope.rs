@@ -1,4 +1,5 @@
-//! What a run reads of the host (`host::Scope`): the attributes its entries name and those the
+//! What a run reads of the host (`host::Scope`): the attributes its entries name (their
+//! `sync_boost`'s too) and those the
 //! plan always looks at, the system limits it sets or that a named setting follows, and a
 //! raid4/5/6 array's `raid_disks` only when `auto` may decide a thread count, since only its
 //! `why` uses it. Reading less is what keeps a run near the floor of reading sysfs
@@ -16,7 +17,10 @@ pub(crate) fn scope(spec: &Spec) -> Scope {
     let named: BTreeSet<Attr> = spec
         .arrays
         .iter()
-        .flat_map(|e| e.settings.keys().copied())
+        .flat_map(|e| {
+            let boosted = e.boost.iter().flat_map(|b| b.values.keys().copied());
+            e.settings.keys().copied().chain(boosted)
+        })
         .collect();
     // The system limits an array's "system" follows, for what a raid10 member runs at.
     let followed = [

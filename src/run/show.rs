@@ -61,6 +61,17 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
                     ("compliant", w["compliant"].clone()),
                 ])
             });
+        // The boost as the rolled-out state gives it, else as recorded in force.
+        let boost = wanted["arrays"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["name"] == a["name"]))
+            .map_or(&Json::Null, |w| &w["sync_boost"]);
+        if boost.is_object() {
+            a["sync_boost"] = boost.clone();
+        }
+        if let Some(t) = a["sync_boost"]["since"].as_u64() {
+            a["sync_boost"]["since_time"] = Json::from(crate::persist::rfc3339(t));
+        }
         a["origin"] = origins(&a["values"], &theirs["settings"], rolled_out);
         a["wanted"] = theirs;
     }

@@ -32,11 +32,13 @@ type Step = fn(&Root) -> Done;
 /// The tick's steps, in the order they run, each with the key its list has in the JSON object
 /// (docs/reference.md §1, `--tick` (a) to (c)). A new step is a function here and a row below;
 /// the textfile ((d)) is written after all of them, so that it shows what they left.
-const STEPS: [(&str, Step); 3] = [
+const STEPS: [(&str, Step); 4] = [
     // (a) every sync an earlier mdtune froze and did not resume (a run killed mid-pause).
     ("resumed", resume_frozen),
-    // (b) every sync boost whose sync has ended: the values before it restored.
-    ("ended", end_boosts),
+    // (b) every sync boost whose sync has ended: the values before it restored; then every
+    // boost of the persisted state whose sync has started.
+    ("ended", super::boosts::ended),
+    ("boosted", super::boosts::boosted),
     // (c) every check or repair seen to end.
     ("recorded", record_checks),
 ];
@@ -65,11 +67,6 @@ fn resume_frozen(root: &Root) -> Done {
         .map(|r| serde_json::to_value(r).unwrap_or_default())
         .collect();
     (items, (!failed.is_empty()).then(|| failed.join("; ")))
-}
-
-/// (b): nothing yet.
-fn end_boosts(_root: &Root) -> Done {
-    (Vec::new(), None)
 }
 
 /// (c): every check or repair seen to end, added to the record (`super::checks`).

@@ -92,9 +92,12 @@ fn replay(name: &str, root_path: &Path, caller: &Caller) -> Result<Replay, RunEr
     let lock = lock(&root, lock_wait(UDEV_LOCK_WAIT_MS))?;
     // A sync a killed run left frozen runs again first (any array: the lock is held).
     let resumed = apply::resume_stale(&root);
+    // A sync boost whose sync has ended ends too (any array), as in every run.
+    let (ended, end_errors) = crate::boost::end_finished(&root);
     let done = match replay_locked(name, root_path, &root) {
         Ok(Replay::Ran(mut r)) => {
             r.note_resumed(resumed);
+            r.note_boosts_ended(ended, end_errors);
             Ok(Replay::Ran(r))
         }
         Ok(Replay::Nothing(msg, _)) => Ok(Replay::Nothing(msg, resumed)),

@@ -134,6 +134,7 @@ impl Spec {
                 uuid: None,
                 uuid_given: None,
                 settings: BTreeMap::new(),
+                boost: None,
             }],
             Some(Json::Array(items)) => items
                 .iter()

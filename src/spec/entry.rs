@@ -2,7 +2,9 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
+use super::boost::{parse_boost, Boost};
 use super::keys::ENTRY_KEYS;
+use super::limits::min_at_most_max;
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
 use crate::md::{Attr, Kind, Tunable, Value};
@@ -32,6 +34,8 @@ pub struct Entry {
     /// The uuid as given (either form), so that a message answers in the same form.
     pub(crate) uuid_given: Option<String>,
     pub settings: BTreeMap<Attr, Want>,
+    /// `sync_boost`: values in force only while the array runs one of its syncs.
+    pub boost: Option<Boost>,
 }
 
 impl Entry {
@@ -88,18 +92,14 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
         let want = parse_setting(&key(attr.name()), v, attr.row())?;
         settings.insert(attr, want);
     }
-    if let (Some(Want::Value(Value::Int(min))), Some(Want::Value(Value::Int(max)))) = (
-        settings.get(&Attr::SyncSpeedMin),
-        settings.get(&Attr::SyncSpeedMax),
-    ) {
-        if min > max {
-            return Err(invalid(
-                &key("sync_speed_min"),
-                &Json::from(*min),
-                &format!("at most sync_speed_max ({max})"),
-            ));
-        }
-    }
+    let value = |a| match settings.get(&a) {
+        Some(Want::Value(v)) => Some(*v),
+        _ => None,
+    };
+    min_at_most_max(&at, value(Attr::SyncSpeedMin), value(Attr::SyncSpeedMax))?;
+    let boost = get("sync_boost")
+        .map(|v| parse_boost(&key("sync_boost"), v))
+        .transpose()?;
     Ok(Entry {
         index,
         name,
@@ -108,6 +108,7 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
             .and_then(Json::as_str)
             .map(|s| s.trim().to_string()),
         settings,
+        boost,
     })
 }
 

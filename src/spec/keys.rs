@@ -196,17 +196,33 @@ pub const DESIRED_KEYS: &[&str] = TOP_KEYS.split_at(BEFORE_LIMITS.len() + LIMIT_
 /// The keys of the thread policy object.
 pub const POLICY_KEYS: &[&str] = &names(&POLICY);
 
-/// The keys of an array entry: the selectors, then every attribute of the table.
+/// The keys of an array entry that are neither selectors nor attributes.
+pub const ENTRY_EXTRAS: [Key; 1] = [Key {
+    name: "sync_boost",
+    role: Role::Desired,
+    takes: "object",
+    default: None,
+    choices: &[],
+    doc:
+        "sync_speed_min, sync_speed_max, sync_io_depth in force only while the syncs of during run",
+}];
+
+/// The keys of an array entry: the selectors, every attribute of the table, then the extras.
 pub const ENTRY_KEYS: &[&str] = &entry_keys();
 
-const fn entry_keys() -> [&'static str; SELECTORS.len() + ATTR_ROWS.len()] {
-    let mut keys = [""; SELECTORS.len() + ATTR_ROWS.len()];
+const ENTRY_LEN: usize = SELECTORS.len() + ATTR_ROWS.len() + ENTRY_EXTRAS.len();
+
+const fn entry_keys() -> [&'static str; ENTRY_LEN] {
+    let mut keys = [""; ENTRY_LEN];
     let mut i = 0;
     while i < keys.len() {
-        keys[i] = if i < SELECTORS.len() {
+        let (s, a) = (SELECTORS.len(), ATTR_ROWS.len());
+        keys[i] = if i < s {
             SELECTORS[i].name
+        } else if i < s + a {
+            ATTR_ROWS[i - s].name
         } else {
-            ATTR_ROWS[i - SELECTORS.len()].name
+            ENTRY_EXTRAS[i - s - a].name
         };
         i += 1;
     }
@@ -280,7 +296,7 @@ mod tests {
         );
         assert_eq!(POLICY_KEYS, ["mode", "value", "min", "max", "combine"]);
         assert_eq!(ENTRY_KEYS[..3], ["name", "uuid", "group_thread_cnt"]);
-        assert_eq!(ENTRY_KEYS.len(), 10);
+        assert_eq!(ENTRY_KEYS.len(), 11);
         assert!(run_only("root") && run_only("diff") && !run_only("persist"));
     }
 }

@@ -38,6 +38,7 @@ pub fn schema() -> Json {
             .filter(|t| t.place != Place::System)
             .map(tunable),
     );
+    entry.extend(keys::ENTRY_EXTRAS.iter().map(key));
     json!({
         "schema": SHAPE,
         "input": top,

@@ -33,9 +33,21 @@ pub(super) fn array(f: &mut Families, a: &Json, name: &str) {
         );
     }
     remaining(f, &a["sync"], &of);
-    // Sync boosts plug in here: 1 while a boost record exists for the array. None exists yet.
+    // 1 while a boost is recorded in force for the array (its values written, not yet ended).
     let help = "1 while a sync boost's values are in force for the array's running sync.";
-    f.add("mdtune_array_sync_boost_active", help, &of, "0");
+    let b = &a["sync_boost"];
+    let active = b["active"] == true && b["since"].is_u64();
+    f.add(
+        "mdtune_array_sync_boost_active",
+        help,
+        &of,
+        if active { "1" } else { "0" },
+    );
+    if let (true, Some(t)) = (active, b["since"].as_u64()) {
+        let help = "When the sync boost in force started.";
+        let name = "mdtune_array_sync_boost_since_timestamp_seconds";
+        f.add(name, help, &of, &t.to_string());
+    }
     let c = &a["checks"];
     if let Some(t) = c["watched_since"].as_u64() {
         let help = "When mdtune --tick first watched the array for checks (the record's start).";

@@ -94,6 +94,9 @@ fn array(out: &mut String, a: &Json) {
             let _ = writeln!(out, "  frozen: {line}");
         }
     }
+    if let Some(line) = boost(a) {
+        let _ = writeln!(out, "  boost: {line}");
+    }
     for (key, label) in [
         ("reshape", "reshape"),
         ("mdmon", "mdmon"),
@@ -113,6 +116,44 @@ fn array(out: &mut String, a: &Json) {
             shown(&s["reason"])
         );
     }
+}
+
+/// The array's sync boost (docs/reference.md §2): in force, `sync_speed_min 50000 -> 500000 while
+/// the resync runs (since ...)`; else its values and the syncs it waits for.
+pub(super) fn boost(a: &Json) -> Option<String> {
+    let b = &a["sync_boost"];
+    let values = b["values"].as_object()?;
+    let during: Vec<String> = b["during"].as_array()?.iter().map(shown).collect();
+    if b["active"] == true && b["saved"].is_object() {
+        let changes: Vec<String> = values
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{} {} -> {}",
+                    shown(&k.as_str().into()),
+                    shown(&b["saved"][k]),
+                    shown(v)
+                )
+            })
+            .collect();
+        let since = b["since_time"]
+            .as_str()
+            .map_or_else(|| shown(&b["since"]), str::to_string);
+        return Some(format!(
+            "{} while the {} runs (since {since})",
+            changes.join(", "),
+            shown(&a["sync"]["action"])
+        ));
+    }
+    let wanted: Vec<String> = values
+        .iter()
+        .map(|(k, v)| format!("{} {}", shown(&k.as_str().into()), shown(v)))
+        .collect();
+    Some(format!(
+        "{} during {} (not in force: none of them runs)",
+        wanted.join(", "),
+        during.join(", ")
+    ))
 }
 
 /// Who froze the sync, and what to do about it (docs/reference.md §3): `None` when it is not

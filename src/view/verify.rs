@@ -80,6 +80,11 @@ pub fn verify(report: &Json) -> String {
             t.row(cells.map(|c| c.to_string()).to_vec());
             let _ = writeln!(notes, "  {name} sync: frozen {line}");
         }
+        if a["sync_boost"]["active"] == true {
+            if let Some(line) = super::host::boost(a) {
+                let _ = writeln!(notes, "  {} boost: {line}", shown(&a["name"]));
+            }
+        }
     }
     out.push_str(&t.render());
     out.push_str(&notes);

@@ -42,6 +42,7 @@ mod root_races;
 mod security;
 mod selectors;
 mod sparse_numa;
+mod sync_boost;
 mod sync_limits;
 mod sync_pause;
 mod tick;

@@ -7,6 +7,7 @@ import re
 from checks_auto import auto_checks
 from checks_layouts import issue11_checks
 from checks_measure import measure_checks
+from checks_boost import boost_checks
 from checks_pause import pause_checks
 from checks_powercut import powercut_checks
 from checks_udev import second_checks, udev_checks
@@ -264,7 +265,7 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
-    ] + sync_checks(run) + pause_checks(run) + measure_checks(run) + issue11_checks(run) + udev_checks(run)
+    ] + sync_checks(run) + boost_checks(run) + pause_checks(run) + measure_checks(run) + issue11_checks(run) + udev_checks(run)
 
 
 def sync_checks(run):

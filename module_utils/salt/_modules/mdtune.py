@@ -143,7 +143,9 @@ def apply(
         List of array entries (``name`` and/or ``uuid`` plus per-array settings:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``). Default: every array (``[{"name": "*"}]``).
+        ``sync_force_parallel``, ``sync_boost``: ``{sync_speed_min, sync_speed_max,
+        sync_io_depth, during}`` in force only while the array resyncs, recovers or
+        reshapes). Default: every array (``[{"name": "*"}]``).
 
     thread_policy
         ``auto`` (default), ``off``, an integer, or an object
@@ -299,7 +301,8 @@ def desired(fresh=False):
     - ``arrays`` as a dict keyed by array name: a list, entries whose key is a
       glob first, so an exact name overrides a glob;
     - empty fields (``""``, null) and ``unmanaged`` are left out (the setting is
-      left alone); ``enabled``/``disabled`` become true/false;
+      left alone); ``enabled``/``disabled`` become true/false; the ``sync_boost``
+      group keeps its filled fields (none: no boost), its ``during`` text split at commas;
     - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
       bounds it only when it is ``auto`` (``{mode: auto, ...}``);
     - ``deploy``, ``install`` and ``metrics`` (the formula's own switches) are not passed;
@@ -471,10 +474,24 @@ def _arrays(value):
         for setting, item in (settings or {}).items():
             if item in ("enabled", "disabled"):
                 item = item == "enabled"
+            if setting == "sync_boost":
+                item = _boost(item)
             if item not in _UNSET:
                 entry[setting] = item
         (globs if any(c in str(key) for c in "*?[") else exact).append(entry)
     return globs + exact
+
+
+def _boost(value):
+    """A sync_boost from the form's group: its empty fields left out (none left: no boost), and
+    ``during`` as the form's comma-separated text made a list."""
+    if not isinstance(value, dict):
+        return value
+    boost = {k: v for k, v in value.items() if v not in _UNSET}
+    during = boost.get("during")
+    if isinstance(during, str):
+        boost["during"] = [d.strip() for d in during.split(",") if d.strip()]
+    return boost or None
 
 
 def _request(state, given, extra, from_pillar, root, binary, **run_keys):

@@ -96,7 +96,9 @@ def managed(
         name) and/or ``uuid`` plus the settings to manage:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``. Default: every array.
+        ``sync_force_parallel``, ``sync_boost`` (``{sync_speed_min, sync_speed_max,
+        sync_io_depth, during}``: in force only while the array resyncs, recovers or
+        reshapes; ``mdtune --tick`` ends it with the sync). Default: every array.
 
     thread_policy
         ``auto`` (default), ``off``, an integer or ``{mode, value, min, max, combine}``.

@@ -8,6 +8,8 @@
 #            i8 a rollback that must restore the stripe cache before the preread threshold
 #   q15      (one kernel series) query's time and system calls on these arrays, real sysfs, next to
 #            the floor program (both its ways) that reads only what query's answer needs
+#   b1       a sync boost on md1's resync: in force while it runs, the earlier limits back after
+#            one tick once it ends, a second tick changes nothing
 #   p1       issue 32: a run during a check of md0, with I/O on md0, pauses the check around the
 #            writes and resumes it where it stood; d1 sync_io_depth (6.16+) and the unit of a
 #            raid10's sync limits
@@ -100,6 +102,27 @@ mdt s5c '{"arrays":[{"name":"md1","sync_speed_min":500,"sync_speed_max":2000}]}'
 val s5c.after md1 sync_speed_min sync_speed_max sync_action
 echo 1000 >/proc/sys/dev/raid/speed_limit_min
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
+
+# --- b1: a sync boost that ends with md1's resync (docs/reference.md §2, sync_boost). md1 still
+# resyncs, throttled at s5c's 2000 KiB/s; the boost lifts it until the resync ends, then one tick
+# puts s5c's limits back and a second changes nothing.
+val b1.before md1 sync_action sync_speed_min sync_speed_max
+mdt b1a '{"arrays":[{"name":"md1","sync_speed_min":500,"sync_speed_max":2000,"sync_boost":{"sync_speed_min":1000000,"sync_speed_max":2000000}}]}'
+val b1a.after md1 sync_speed_min sync_speed_max
+fact b1a.record "$(cat /run/mdtune/boost-md1.json 2>&1)"
+i=0
+while [ $i -lt 250 ]; do
+  read -r a </sys/block/md1/md/sync_action
+  [ "$a" = idle ] && break
+  sleep 0.1; i=$((i + 1))
+done
+fact b1.waited "$i"
+val b1.ended md1 sync_action sync_speed_min sync_speed_max
+mdt b1t1 - --tick
+val b1t1.after md1 sync_speed_min sync_speed_max
+fact b1t1.records "$(ls /run/mdtune/boost-* 2>/dev/null)"
+mdt b1t2 - --tick
+val b1t2.after md1 sync_speed_min sync_speed_max
 
 # --- 6. out-of-range values are refused, the kernel keeps its value -----------------------------
 val s6.before md0 group_thread_cnt stripe_cache_size
