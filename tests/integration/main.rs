@@ -45,3 +45,4 @@ mod tick;
 mod traced_runs;
 mod trail;
 mod udev_replay;
+mod zz_skipped;
