@@ -34,8 +34,8 @@ rule is about (which module names which, test code left out) more simply. rustc'
 `-Zunpretty=expanded` (nightly) prints source back, not edges, and would still need a reader
 like this one; cargo-modules would bring rust-analyzer's crates into every CI build (minutes on
 two cores) for the same `use`-based edges; rust-analyzer's own `lsif` dump (a rustup component,
-not installed here) resolves every reference, but counts every use of a type or method as an edge, a stricter rule
-than this one, whose change would have to be agreed first. So the rule stays here, with its
+not installed here) resolves every reference, but counts every use of a type or method as an
+edge, a stricter rule than this one, whose change would have to be agreed first. So the rule stays here, with its
 self-test (tests/lint/test_modules.py) holding each case it reads.
 """
 
