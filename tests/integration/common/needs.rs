@@ -83,7 +83,7 @@ pub fn needs(what: Requirement) -> bool {
         .to_string();
     if strict() {
         panic!(
-            "{test} needs {} and this machine has none: {}",
+            "{test} needs {}, which this run lacks: {}",
             what.what(),
             what.how()
         );
