@@ -17,7 +17,7 @@
 #                           scratch directory goes; the last registered runs first
 #   setsid_bg COMMAND...    starts COMMAND in the background in a process group of its own
 #                           (setsid), remembered for stop_groups; its pid is in $!
-#   stop_groups             stops every group setsid_bg started: TERM, up to 5 s, then KILL
+#   stop_groups             stops every group setsid_bg started: TERM, up to 10 s, then KILL
 #   mdtune_binary           sets $bin: MDTUNE_BIN when given, else the release build (built);
 #                           without a binary, fails and finishes
 #
@@ -81,7 +81,7 @@ stop_groups() {
     local alive=0
     for g in "${pgids[@]}"; do kill -0 -- "-$g" 2>/dev/null && alive=1; done
     [ "$alive" -eq 0 ] && break
-    sleep 0.1
+    sleep 0.2
   done
   for g in "${pgids[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done
   pgids=()
