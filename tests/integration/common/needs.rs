@@ -45,7 +45,7 @@ impl Requirement {
     fn how(self) -> &'static str {
         match self {
             Requirement::Root => "run as root: sudo cargo test, or tests/run-all.sh as root",
-            Requirement::Strace => "apt-get install strace (and allow ptrace of a child)",
+            Requirement::Strace => "apt-get install strace, where ptrace is allowed",
             Requirement::ImmutableFiles => {
                 "run as root, with e2fsprogs (apt-get install e2fsprogs) and a $TMPDIR on ext4 or xfs"
             }
