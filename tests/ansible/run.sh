@@ -575,7 +575,7 @@ PY
 }
 t "every EXAMPLES task of the docs runs by its FQCN (in order, on a fake root)" examples_in_the_docs_run
 
-# --- issue 17: a staged rollout (serial 1, 30%, 100%) and a compliance sweep, 20 hosts ---------
+# --- a staged rollout (serial 1, 30%, 100%) and a compliance sweep, 20 hosts ---------
 # Fresh roots stage01..stage20, through the collection installed by 8b. stage01 is the canary.
 staged=$tmp/staged.ini
 staged_inventory() {

@@ -17,7 +17,8 @@
 #      that one, not compliant.
 #
 # Every process, config, key, socket, log and fake root lives in one temporary directory; the
-# master listens on 127.0.0.1 on two free ports. Every wait is bounded; the master and minions
+# master listens on 127.0.0.1 on two free ports. The salt CLI's JSON is checked by
+# tests/fleet/checks.py, one named check each. Every wait is bounded; the master and minions
 # are stopped (by their process group ids) and the directory removed on exit, also on failure
 # or interrupt (the directory is kept, with the logs, when a check failed or MDTUNE_KEEP_TMP is
 # set). Builds the release binary unless MDTUNE_BIN=PATH is given. Needs setpriv (util-linux)
@@ -27,8 +28,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${MDTUNE_VENV:-$repo/.venv}
 n=${MDTUNE_FLEET_MINIONS:-10}
 
-# shellcheck source=tests/salt/lib.sh
-. "$repo/tests/salt/lib.sh"
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 
 for tool in salt-master salt-minion salt salt-key python; do
   if [ ! -x "$venv/bin/$tool" ]; then
@@ -49,39 +50,14 @@ py=$venv/bin/python
 
 mdtune_binary
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-fleet.XXXXXX")
+scratch fleet
 chmod 755 "$tmp"
-pgids=()
-stop_all() {
-  # Every process this suite started leads its own process group (setsid): stop the groups,
-  # wait a bounded time, then kill what is left.
-  local g i
-  for g in "${pgids[@]}"; do kill -TERM -- "-$g" 2>/dev/null; done
-  for i in $(seq 1 50); do
-    local alive=0
-    for g in "${pgids[@]}"; do kill -0 -- "-$g" 2>/dev/null && alive=1; done
-    [ "$alive" -eq 0 ] && break
-    sleep 0.2
-  done
-  for g in "${pgids[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done
-  pgids=()
-}
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-  stop_all
-  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"
-  else echo "# kept for inspection: $tmp (logs: $tmp/*/log)"; fi
-}
-trap cleanup EXIT
-trap 'echo "# interrupted"; failed=$((failed + 1)); exit 130' INT TERM
+# Every process this suite starts leads its own process group (setsid_bg): stopped on exit.
+at_exit stop_groups
+checks=$repo/tests/fleet/checks.py
 
 t_suite=$SECONDS
-read -r pub_port ret_port < <("$py" -c '
-import socket
-socks = [socket.socket() for _ in range(2)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in socks])')
+read -r pub_port ret_port < <("$py" "$repo/tests/ports.py" 2)
 
 # --- the master: file_roots as the formula package installs them, pillar as SUSE Manager's --
 m=$tmp/master
@@ -170,11 +146,9 @@ salt_cmd() {
 
 echo "# $("$venv/bin/salt-master" --version), $n minions, master 127.0.0.1:$ret_port/$pub_port, temp $tmp"
 t0=$SECONDS
-setsid "$venv/bin/salt-master" -c "$m/conf" --disable-keepalive -l quiet </dev/null >/dev/null 2>&1 &
-pgids+=($!)
+setsid_bg "$venv/bin/salt-master" -c "$m/conf" --disable-keepalive -l quiet </dev/null >/dev/null 2>&1
 for id in "${ids[@]}"; do
-  setsid "$venv/bin/salt-minion" -c "$tmp/$id/conf" --disable-keepalive -l quiet </dev/null >/dev/null 2>&1 &
-  pgids+=($!)
+  setsid_bg "$venv/bin/salt-minion" -c "$tmp/$id/conf" --disable-keepalive -l quiet </dev/null >/dev/null 2>&1
 done
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds, at most SECONDS.
@@ -188,10 +162,7 @@ wait_for() {
 }
 # shellcheck disable=SC2317 # run by wait_for
 pending_all() {
-  "$venv/bin/salt-key" -c "$m/conf" -l unaccepted --out=json 2>/dev/null | "$py" -c '
-import json, sys
-keys = json.load(sys.stdin).get("minions_pre", [])
-sys.exit(0 if len(keys) >= int(sys.argv[1]) else 1)' "$n"
+  "$venv/bin/salt-key" -c "$m/conf" -l unaccepted --out=json 2>/dev/null | "$py" "$checks" pending "$n"
 }
 if wait_for 120 "keys" pending_all; then
   ok "$n minions started and sent their keys ($((SECONDS - t0)) s)"
@@ -209,11 +180,7 @@ wait_for 120 "ready" all_ready
 # shellcheck disable=SC2317 # run by wait_for
 all_answer() {
   to=5 salt_cmd "$tmp/ping.json" --static '*' test.ping
-  "$py" -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-sys.exit(0 if sorted(k for k, v in r.items() if v is True) == sys.argv[2].split() else 1)' \
-    "$tmp/ping.json" "${ids[*]}" 2>/dev/null
+  "$py" "$checks" answer "$tmp/ping.json" "${ids[*]}" 2>/dev/null
 }
 if wait_for 120 "ping" all_answer; then
   ok "keys accepted by the test (salt-key -A); all $n minions answer test.ping ($((SECONDS - t0)) s after start)"
@@ -222,54 +189,11 @@ else
   finish
 fi
 
-# check NAME FILE PYTHON: assertions on the salt CLI's JSON in FILE (r: minion id -> return).
-prelude='
-import json, os, sys
-def _load(path):
-    text = open(path).read()
-    docs, i, dec = [], 0, json.JSONDecoder()
-    while True:
-        i = text.find("{", i)
-        if i < 0:
-            break
-        try:
-            doc, end = dec.raw_decode(text, i)
-        except ValueError:
-            i += 1
-            continue
-        docs.append(doc)
-        i = end
-    if not docs:
-        raise AssertionError("no JSON from salt: " + text[-1500:] + open(path + ".err").read()[-1500:])
-    merged = {}
-    for doc in docs:  # salt -b prints one document per return
-        merged.update(doc)
-    return merged
-r = _load(sys.argv[1])
-ids = sys.argv[2].split()
-tmp = sys.argv[3]
-def state(minion, sid):
-    ret = r.get(minion)
-    if not isinstance(ret, dict):
-        raise AssertionError("%s: no state return: %r" % (minion, ret))
-    for key, value in ret.items():
-        if key.split("_|-")[1] == sid:
-            return value
-    raise AssertionError("%s: no state %s in %s" % (minion, sid, list(ret)))
-def md(minion, dev, attr):
-    return open(os.path.join(tmp, minion, "root/sys/block", dev, "md", attr)).read().strip()
-def proc(minion, name):
-    return open(os.path.join(tmp, minion, "root/proc/sys/dev/raid", name)).read().strip()
-def eq(actual, expected, what):
-    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
-def all_answered():
-    missing = [i for i in ids if i not in r]
-    assert not missing, "no return from %s" % missing
-'
-check() {
-  local name=$1 file=$2 code=$3 out
+# salt_check NAME FILE CHECK [ARG...]: tests/fleet/checks.py's CHECK on the salt CLI's JSON in FILE.
+salt_check() {
+  local name=$1 file=$2 code=$3 out; shift 3
   [ -e "$file.err" ] || : >"$file.err"
-  if out=$("$py" -c "$prelude$code" "$file" "${ids[*]}" "$tmp" 2>&1); then ok "$name"
+  if out=$("$py" "$checks" "$code" "$file" "${ids[*]}" "$tmp" "$@" 2>&1); then ok "$name"
   else not_ok "$name" "$(echo "$out" | tail -n 10)"; fi
 }
 snapshot_roots() {
@@ -279,79 +203,38 @@ snapshot_roots() {
 
 # --- 1. the modules reach the minions from the master -----------------------------------------
 salt_cmd "$tmp/sync.json" --static '*' saltutil.sync_all
-check "1. saltutil.sync_all: every minion gets modules.mdtune and states.mdtune from the master's file_roots" "$tmp/sync.json" '
-all_answered()
-for i in ids:
-    assert "modules.mdtune" in r[i]["modules"] and "states.mdtune" in r[i]["states"], (i, r[i])'
+salt_check "1. saltutil.sync_all: every minion gets modules.mdtune and states.mdtune from the master's file_roots" "$tmp/sync.json" synced
 
 # --- 2./3. the formula's pillar drives state.apply mdtune; a dry run first -----------------------
 salt_cmd "$tmp/desired.json" --static '*' mdtune.desired
-check "2. each minion's desired state is the form's pillar plus its own root (mdtune.desired)" "$tmp/desired.json" '
-all_answered()
-for i in ids:
-    d = r[i]
-    eq(d.get("root"), os.path.join(tmp, i, "root"), i + " root")
-    eq(d.get("thread_policy"), {"mode": "auto", "max": 16}, i + " thread_policy")
-    eq([a["name"] for a in d["arrays"]][0], "md*", i + " globs first")'
+salt_check "2. each minion's desired state is the form's pillar plus its own root (mdtune.desired)" "$tmp/desired.json" desired
 snapshot_roots >"$tmp/roots.before"
 salt_cmd "$tmp/dry.json" --static '*' state.apply mdtune test=True
-check "3. dry run (state.apply mdtune test=True): every minion predicts the form's changes, result None" "$tmp/dry.json" '
-all_answered()
-for i in ids:
-    s = state(i, "mdtune-tuned")
-    eq(s["result"], None, i + " result: " + s["comment"])
-    eq(s["changes"].get("md0", {}).get("stripe_cache_size"), {"old": 256, "new": 4096}, i + " md0 stripe_cache_size")
-    eq(s["changes"].get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 4}, i + " md2 group_thread_cnt")
-    eq(s["changes"].get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 400000}, i + " speed_limit_max")'
+salt_check "3. dry run (state.apply mdtune test=True): every minion predicts the form's changes, result None" "$tmp/dry.json" dry-run
 if d=$(diff "$tmp/roots.before" <(snapshot_roots)); then ok "3. dry run: no minion's root was written"
 else not_ok "3. dry run: no minion's root was written" "$(echo "$d" | head -n 8)"; fi
 
 # --- 4. canary, then batches of 3 ----------------------------------------------------------------
 t_roll=$(date +%s%N)
 salt_cmd "$tmp/canary.json" --static "${ids[0]}" state.apply mdtune
-check "4. canary: ${ids[0]} alone converges first" "$tmp/canary.json" "
-s = state('${ids[0]}', 'mdtune-tuned')
-eq(s['result'], True, 'result: ' + s['comment'])
-eq(md('${ids[0]}', 'md0', 'stripe_cache_size'), '4096', 'md0 stripe_cache_size')
-assert len(r) == 1, 'only the canary ran: %s' % list(r)"
+salt_check "4. canary: ${ids[0]} alone converges first" "$tmp/canary.json" canary "${ids[0]}"
 salt_cmd "$tmp/batch.json" -b 3 '*' state.apply mdtune
 batch_rc=$?
 roll_ms=$(( ($(date +%s%N) - t_roll) / 1000000 ))
-check "4. batched rollout (salt -b 3 '*' state.apply mdtune): every minion converges" "$tmp/batch.json" "
-all_answered()
-for i in ids:
-    s = state(i, 'mdtune-tuned')
-    eq(s['result'], True, i + ' result: ' + s['comment'])
-    eq(md(i, 'md0', 'stripe_cache_size'), '4096', i + ' md0 stripe_cache_size')
-    eq(md(i, 'md0', 'group_thread_cnt'), '8', i + ' md0 group_thread_cnt (auto)')
-    eq(md(i, 'md2', 'group_thread_cnt'), '4', i + ' md2 group_thread_cnt')
-    eq(md(i, 'md3', 'stripe_cache_size'), '1024', i + ' md3 stripe_cache_size (md*)')
-    eq(proc(i, 'speed_limit_max'), '400000', i + ' speed_limit_max')
-    if i != ids[0]:
-        assert s['changes'], i + ': no changes reported'"
+salt_check "4. batched rollout (salt -b 3 '*' state.apply mdtune): every minion converges" "$tmp/batch.json" rolled-out "${ids[0]}"
 if [ "$batch_rc" -eq 0 ]; then ok "4. batched rollout: salt exits 0"
 else not_ok "4. batched rollout: salt exits 0" "exit status $batch_rc"; fi
 echo "# $n-minion rollout (canary + batches of 3): $((roll_ms / 1000)).$(printf '%03d' $((roll_ms % 1000))) s"
 snapshot_roots >"$tmp/roots.converged"
 salt_cmd "$tmp/again.json" -b 3 '*' state.apply mdtune
-check "4. second batched apply: every minion result True, no changes" "$tmp/again.json" '
-all_answered()
-for i in ids:
-    s = state(i, "mdtune-tuned")
-    eq(s["result"], True, i + " result: " + s["comment"])
-    eq(s["changes"], {}, i + " changes")'
+salt_check "4. second batched apply: every minion result True, no changes" "$tmp/again.json" unchanged
 if d=$(diff "$tmp/roots.converged" <(snapshot_roots)); then ok "4. second apply: nothing written on any minion"
 else not_ok "4. second apply: nothing written on any minion" "$(echo "$d" | head -n 8)"; fi
 
 # --- 5. the form changes; one host refuses a write ------------------------------------------------
 bad=${ids[6]:-${ids[-1]}}
 # The group's form: md0 gets a bigger stripe cache and skip_copy on.
-"$py" - "$m/srv/pillar/mdtune.sls" <<'EOF'
-import sys, yaml
-p = yaml.safe_load(open(sys.argv[1]))
-p["mdtune"]["arrays"]["hana_data"].update(stripe_cache_size=8192, skip_copy="enabled")
-yaml.safe_dump(p, open(sys.argv[1], "w"))
-EOF
+"$py" "$checks" form "$m/srv/pillar/mdtune.sls"
 # $bad's host: its mdtune runs unprivileged (uid 65534, owner of the root) and md0's skip_copy is
 # root's and read-only, so that write gets EACCES after stripe_cache_size was written.
 chown -R 65534:65534 "$tmp/$bad/root"
@@ -365,27 +248,9 @@ chmod 755 "$tmp/$bad/mdtune-unprivileged"
 printf 'mdtune:\n  root: %s\n  binary: %s\n' "$tmp/$bad/root" "$tmp/$bad/mdtune-unprivileged" >"$m/srv/pillar/host_$bad.sls"
 salt_cmd "$tmp/refused.json" -b 3 '*' state.apply mdtune
 refused_rc=$?
-check "5. $bad's host refuses a write: its state fails with the message and what was rolled back" "$tmp/refused.json" "
-s = state('$bad', 'mdtune-tuned')
-eq(s['result'], False, 'result')
-c = s['comment']
-assert 'md0' in c and 'skip_copy' in c and 'os error 13' in c, c
-assert 'rolled back' in c and 'stripe_cache_size' in c, c
-eq(md('$bad', 'md0', 'stripe_cache_size'), '4096', 'stripe_cache_size rolled back')
-eq(md('$bad', 'md0', 'skip_copy'), '0', 'skip_copy')"
-check "5. the other minions are unaffected: they converge on the new form values" "$tmp/refused.json" "
-all_answered()
-for i in ids:
-    if i == '$bad':
-        continue
-    s = state(i, 'mdtune-tuned')
-    eq(s['result'], True, i + ' result: ' + s['comment'])
-    eq(md(i, 'md0', 'stripe_cache_size'), '8192', i + ' md0 stripe_cache_size')
-    eq(md(i, 'md0', 'skip_copy'), '1', i + ' md0 skip_copy')"
-check "5. the job's return names the failed minion, and only it" "$tmp/refused.json" "
-failed = sorted(i for i, ret in r.items() if isinstance(ret, dict)
-                and any(isinstance(v, dict) and v.get('result') is False for v in ret.values()))
-eq(failed, ['$bad'], 'minions whose state failed')"
+salt_check "5. $bad's host refuses a write: its state fails with the message and what was rolled back" "$tmp/refused.json" refused "$bad"
+salt_check "5. the other minions are unaffected: they converge on the new form values" "$tmp/refused.json" others-converged "$bad"
+salt_check "5. the job's return names the failed minion, and only it" "$tmp/refused.json" only-failed "$bad"
 if [ "$refused_rc" -ne 0 ]; then ok "5. salt exits non-zero when a minion's state failed (exit status $refused_rc)"
 else not_ok "5. salt exits non-zero when a minion's state failed"; fi
 
@@ -394,55 +259,26 @@ else not_ok "5. salt exits non-zero when a minion's state failed"; fi
 chmod 0644 "$tmp/$bad/root/sys/block/md0/md/skip_copy"
 chown 65534:65534 "$tmp/$bad/root/sys/block/md0/md/skip_copy"
 salt_cmd "$tmp/fix.json" --static "$bad" state.apply mdtune
-check "6. $bad, its host fixed, converges on its own" "$tmp/fix.json" "
-eq(state('$bad', 'mdtune-tuned')['result'], True, 'result')"
+salt_check "6. $bad, its host fixed, converges on its own" "$tmp/fix.json" fixed "$bad"
 
 # sweep FILE: salt '*' mdtune.query, then one line per minion.
 sweep() {
   salt_cmd "$1" --static '*' mdtune.query
-  "$py" -c "$prelude"'
-for i in ids:
-    q = r.get(i)
-    if not isinstance(q, dict):
-        print("#   %s: no answer: %r" % (i, q))
-        continue
-    off = ["%s %s %s (want %s)" % (a["name"], k, v.get("before"), v.get("after"))
-           for a in q.get("arrays", []) for k, v in a.get("settings", {}).items()
-           if v.get("compliant") is False]
-    if not off and not q.get("compliant"):
-        off = [q.get("msg", "")[-160:]]  # not the values: the persisted files, say
-    print("#   %s: %s%s" % (i, "compliant" if q.get("compliant") else "NOT compliant",
-                            (": " + "; ".join(off)) if off else ""))' "$1" "${ids[*]}" "$tmp"
+  "$py" "$checks" sweep "$1" "${ids[*]}" "$tmp"
 }
 echo "# compliance sweep: salt '*' mdtune.query"
 sweep "$tmp/sweep1.json"
-check "6. compliance sweep: every minion compliant with its formula pillar" "$tmp/sweep1.json" '
-all_answered()
-for i in ids:
-    eq(r[i].get("compliant"), True, i + " compliant: " + str(r[i].get("msg")))'
+salt_check "6. compliance sweep: every minion compliant with its formula pillar" "$tmp/sweep1.json" all-compliant
 drift=${ids[2]}
 # By hand on one host: md2's stripe cache (the form's md* says 1024) set back to 256.
 echo 256 >"$tmp/$drift/root/sys/block/md2/md/stripe_cache_size"
 echo "# drifted by hand: $drift md2 stripe_cache_size 1024 -> 256"
 sweep "$tmp/sweep2.json"
-check "6. after drift on $drift: only $drift is not compliant, and it names md2 stripe_cache_size" "$tmp/sweep2.json" "
-all_answered()
-off = sorted(i for i in ids if r[i].get('compliant') is not True)
-eq(off, ['$drift'], 'minions not compliant')
-md2 = [a for a in r['$drift']['arrays'] if a['name'] == 'md2'][0]
-eq(md2['settings']['stripe_cache_size']['compliant'], False, 'md2 stripe_cache_size compliant')
-eq(md2['settings']['stripe_cache_size']['before'], 256, 'live value')
-eq(md2['settings']['stripe_cache_size']['after'], 1024, 'desired value (the formula pillar)')"
+salt_check "6. after drift on $drift: only $drift is not compliant, and it names md2 stripe_cache_size" "$tmp/sweep2.json" drifted "$drift"
 salt_cmd "$tmp/defaults.json" --static "$drift" mdtune.query from_pillar=False
-check "6. the same drift is named by a query without desired state of its own (from_pillar=False): it compares with what was rolled out, the persisted state" "$tmp/defaults.json" "
-q = r['$drift']
-eq(q['persist']['compared_with']['file'], '/etc/mdtune/mdtune.json', 'compared with')
-eq(q['compliant'], False, 'compliant')
-assert 'md2: stripe_cache_size 256 (rolled out 1024)' in q['msg'], q['msg']
-md2 = [a for a in q['arrays'] if a['name'] == 'md2'][0]
-eq(md2['settings']['stripe_cache_size']['after'], 1024, 'rolled-out value')"
+salt_check "6. the same drift is named by a query without desired state of its own (from_pillar=False): it compares with what was rolled out, the persisted state" "$tmp/defaults.json" drifted-from-persisted "$drift"
 
-stop_all
+stop_groups
 ok "master and $n minions stopped"
 echo "# fleet suite: $((SECONDS - t_suite)) s"
 finish

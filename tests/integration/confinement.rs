@@ -1,4 +1,4 @@
-//! The top-level directories of the root (issue 16, item 1; docs/reference.md §4): every one a run
+//! The top-level directories of the root (docs/reference.md §4, Applying): every one a run
 //! uses (`sys`, `proc`, `dev`, `etc`, `run`, `usr`) must resolve inside the root. A link that
 //! leads out of it (or nowhere) is refused with exit 2, naming it, and nothing is written, inside
 //! the root or out; a link that stays inside the root is followed. All through the real binary on

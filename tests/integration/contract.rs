@@ -3,6 +3,7 @@
 //! unusable input: `refusals.rs`.
 
 use crate::common::{assert_same_values, kernel_snapshot, run, run_args, scratch, Immutable};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
@@ -244,6 +245,9 @@ fn system_speed_limits_are_managed() {
 
 #[test]
 fn a_failed_write_rolls_back_the_rest_of_the_run() {
+    if !needs(Requirement::ImmutableFiles) {
+        return;
+    }
     let dir = scratch("rollback");
     let r = demo_host(&dir);
     // md2's stripe_cache_size is immutable (chattr +i: even root gets EPERM on open for

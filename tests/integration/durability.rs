@@ -7,6 +7,7 @@
 //! the VM suite's (docs/vm-tests.md): this is the order of the calls that makes it survivable.
 
 use crate::common::{bin, require_strace, run_command, scratch, Run};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -122,6 +123,9 @@ fn traced(root: &Path, mut input: Value, inject: &[&str]) -> (Run, String) {
 
 #[test]
 fn every_persisted_file_and_directory_change_is_synced_in_order_persist_revert_and_undo() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let dir = scratch("durable");
     let root = dir.join("root");
     demo_host(&root);
@@ -163,6 +167,9 @@ fn every_persisted_file_and_directory_change_is_synced_in_order_persist_revert_a
 
 #[test]
 fn a_persisted_file_whose_directory_sync_fails_is_put_back_with_the_others() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // The state file is renamed into place, then the sync of etc/mdtune/ fails (EIO, injected
     // on that directory's second fsync; its first follows the manifest's rename): the new state
     // is there but not durable, so the run fails and puts it back, the manifest too, and no

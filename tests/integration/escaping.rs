@@ -2,6 +2,7 @@
 //! `--show` and `--text` escape every class of control and direction character in every field
 //! they print, through the real binary on fake roots with hostile names and values.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, scratch};
 use crate::people::{layouts_host, refs, show};
 use crate::people_text::{failing_host, text, unprivileged};
@@ -62,6 +63,9 @@ fn poison(v: &mut Value, bad: &str) {
 
 #[test]
 fn show_and_text_escape_every_class_in_every_field_they_print() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     // The JSON the views render, from real runs: a check-mode run of every layout with a diff,
     // warnings and held-back settings; a failed run with rolled_back; --show's view of the same
     // host. Each class goes into every string of each, and none may come out raw.

@@ -13,6 +13,7 @@
 //! `save_original` callback runs before each write and is where the earlier damage is done.
 
 use crate::common::{assert_same_values, bin, finish_with_input, kernel_snapshot, scratch};
+use crate::common::{needs, Requirement};
 use crate::kernel_fifo::{make_fifo, run_fed, Step};
 use mdtune::apply::{self, ApplyError, Outcome, Target};
 use mdtune::host::{self, Inventory, Scope};
@@ -120,6 +121,9 @@ fn chown_tree(dir: &Path, uid: u32) {
 
 #[test]
 fn a_write_the_kernel_refuses_mid_run_restores_every_value_the_run_changed() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     need("setpriv", "util-linux");
     let dir = scratch("refused");
     let r = demo_host(&dir);
@@ -209,6 +213,9 @@ fn a_value_the_kernel_does_not_keep_fails_the_run_and_is_rolled_back() {
 
 #[test]
 fn a_value_that_reads_back_empty_fails_and_earlier_writes_are_rolled_back() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     need("mknod", "coreutils");
     let dir = scratch("null-node");
     let r = demo_host(&dir);

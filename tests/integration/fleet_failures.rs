@@ -4,6 +4,7 @@
 //! kernel holds now. Each test runs the real binary on a fake root; the rest of the promises are
 //! `fleet_report.rs`'s.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, scratch, Immutable};
 use crate::fleet_report::{tree, warnings, MANIFEST, RULE, STATE};
 use crate::kernel_fifo::{make_fifo, run_fed, Step};
@@ -141,6 +142,9 @@ fn revert_keeps_the_saved_originals_of_an_array_it_cannot_read() {
 
 #[test]
 fn a_failed_persist_whose_undo_fails_says_which_files_hold_the_new_state() {
+    if !needs(Requirement::ImmutableFiles) {
+        return;
+    }
     let dir = scratch("persist-undo-fails");
     let r = demo_host(&dir);
     let state = dir.join(STATE);
@@ -252,6 +256,9 @@ fn an_external_array_whose_uuid_is_briefly_unknown_gets_no_second_originals_file
 
 #[test]
 fn a_run_rolled_back_in_full_has_no_diff() {
+    if !needs(Requirement::ImmutableFiles) {
+        return;
+    }
     let dir = scratch("no-diff-after-rollback");
     let r = demo_host(&dir);
     let _guard = Immutable::set(&r.md_attr("md0", "stripe_cache_size"));

@@ -8,6 +8,7 @@
 //! and nothing written.
 
 use crate::common::{bin, persisted_root, run_args, scratch};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -321,6 +322,12 @@ fn a_udev_run_does_not_hang_on_a_fifo_dev_kmsg_and_still_tunes_the_array() {
 
 #[test]
 fn a_udev_run_logs_to_a_character_device_dev_kmsg() {
+    if !needs(Requirement::Root) {
+        return;
+    }
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // dev/kmsg as a character device (1,3: /dev/null's numbers), seen through strace: the
     // line must be written to it.
     require("mknod", "coreutils");

@@ -1,9 +1,10 @@
-//! What a run writes, holds back and restores on the layouts real hosts have (issue 11,
-//! docs/reference.md §2 and §4), one test per promise, through the real binary on fake roots that
+//! What a run writes, holds back and restores on the layouts real hosts have (docs/reference.md
+//! §2, Input, and §4, Applying), one test per promise, through the real binary on fake roots that
 //! mirror the kernel's sysfs layout: reshapes, external metadata and mdmon, values the kernel
 //! prints negative or not at all, and rollback order. How the layouts are read: `layouts.rs`.
 
 use crate::common::{give_to_nobody_except, run, run_unprivileged, scratch};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::json;
 use std::fs;
@@ -252,6 +253,9 @@ fn an_array_that_reads_empty_is_skipped_with_a_warning_and_the_run_goes_on() {
 
 #[test]
 fn a_failed_run_that_lowered_the_stripe_cache_and_threshold_restores_both_cache_first() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     for tool in ["setpriv", "chown"] {
         assert!(
             Command::new(tool).arg("--version").output().is_ok(),

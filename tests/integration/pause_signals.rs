@@ -6,6 +6,7 @@
 //! at each invocation of each system call seen in that window on a reference run.
 
 use crate::common::{bin, require_strace, run_command};
+use crate::common::{needs, Requirement};
 use crate::pause_ends::{host, input, record, Kernel, Md};
 use std::collections::BTreeMap;
 use std::fs;
@@ -60,6 +61,9 @@ fn window(calls: &[(String, String)]) -> Vec<(String, usize)> {
 
 #[test]
 fn a_signal_at_any_system_call_of_a_pause_leaves_the_check_running_and_nothing_changed() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     require_strace();
     let (dir, r) = host("pause-sweep-ref", "check", "4096 / 65536");
     let md = Md::play(&r, QUICK);

@@ -10,6 +10,7 @@
 use crate::common::{
     bin, give_to_nobody_except, kernel_snapshot, run, run_args, scratch, snapshot, Run,
 };
+use crate::common::{needs, Requirement};
 use crate::people::{layouts_host, refs, shown};
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
 use serde_json::{json, Value};
@@ -185,6 +186,9 @@ pub(crate) fn unprivileged(args: &[&str], input: &Value) -> Run {
 
 #[test]
 fn text_of_a_failed_run_says_what_failed_and_what_was_rolled_back() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let (a, b) = (scratch("text-fail-json"), scratch("text-fail-text"));
     failing_host(&a);
     failing_host(&b);

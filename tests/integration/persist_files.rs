@@ -5,6 +5,7 @@
 //! that fails with an undo that fails too. Check mode and compliance: `persistence.rs`.
 
 use crate::common::{bin, package, run, run_command, run_unpackaged, scratch, snapshot};
+use crate::common::{needs, Requirement};
 use crate::persistence::{desired, BINARY, RULE, STATE};
 use mdtune_fakeroot::demo_host;
 use serde_json::json;
@@ -148,6 +149,9 @@ fn renames(input: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn persist_writes_the_manifest_before_the_files_it_lists_and_removes_stale_temp_files() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let dir = scratch("manifest-first");
     demo_host(&dir);
     // Temp files an interrupted run left behind.
@@ -248,6 +252,9 @@ fn a_packaged_binary_is_what_the_rule_runs_and_no_copy_is_installed() {
 
 #[test]
 fn a_persisted_file_that_fails_and_an_undo_that_fails_too_are_reported_as_left_changed() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // persist writes the manifest first, then the state, the binary and the rule, each by a
     // rename. strace fails every rename after the first (the state's) and every unlink, so the
     // manifest, new on this host, cannot be removed again: the run must fail, say that the

@@ -5,6 +5,7 @@
 //! files root replays are refused unless root owns them and only root may write them; and a
 //! garbage state or manifest gets the exit status the reference promises and blocks no revert.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, run_unpackaged, scratch};
 use crate::oncall::{mdtune, MANIFEST};
 use crate::persistence::{BINARY, RULE, STATE};
@@ -166,6 +167,9 @@ fn give_away(path: &Path) {
 
 #[test]
 fn files_root_replays_are_used_only_when_root_owns_them_and_only_root_may_write_them() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let (dir, r) = persisted_with_copy("truth-owner");
     r.set_md("md0", "stripe_cache_size", "256");
     give_away(&dir.join(STATE));

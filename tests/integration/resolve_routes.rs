@@ -5,6 +5,7 @@
 //! followed by either. strace injects the failures and counts the calls, so
 //! a change of system call shows here.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, scratch};
 use crate::layouts::strs;
 use mdtune_fakeroot::{FakeRoot, MdSpec, Use};
@@ -80,6 +81,9 @@ pub(crate) fn every_layout_host(dir: &Path) {
 
 #[test]
 fn every_layout_reads_the_same_without_openat2_or_statx() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // Kernels before 5.6 have no openat2: each path through links is then walked one component
     // at a time, instead of one confined openat2. Same host, same answer, every member and path
     // included.
@@ -120,6 +124,9 @@ fn every_layout_reads_the_same_without_openat2_or_statx() {
 
 #[test]
 fn every_layout_writes_the_same_with_and_without_openat2() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // The writes, their read-backs, the lock, the saved originals and the persisted files are
     // opened beneath the root: with openat2, or by a walk that opens each directory with
     // O_NOFOLLOW and resolves the links on the way itself (sys/block/<md> is one). Two identical
@@ -221,6 +228,9 @@ fn renames_elsewhere_on_the_host_do_not_hide_arrays_or_members() {
 
 #[test]
 fn a_disks_device_link_out_of_the_root_is_not_followed_to_decide_that_it_is_scsi() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     // A disk counts as one queue when it is SCSI: its `device` link leads to a SCSI device with
     // `scsi_disk/`. Here the link leads out of the root, to a directory that has
     // one: it must not be followed, with or without openat2; the member's queues are then

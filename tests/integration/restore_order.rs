@@ -4,6 +4,7 @@
 
 use crate::auto_hosts::nvme_raid5;
 use crate::common::{give_to_nobody_except, run_unprivileged, scratch, Run};
+use crate::common::{needs, Requirement};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::{json, Value};
 use std::fs;
@@ -84,6 +85,9 @@ fn first_refused(
 
 #[test]
 fn a_revert_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let dir = scratch("revert-order");
     let mut r = FakeRoot::new(&dir, 8);
     nvme_raid5(&mut r, 4);
@@ -105,6 +109,9 @@ fn a_revert_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts(
 
 #[test]
 fn a_rollback_restores_a_threshold_above_the_cache_in_an_order_the_kernel_accepts() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     for tool in ["setpriv", "chown"] {
         assert!(
             Command::new(tool).arg("--version").output().is_ok(),

@@ -13,6 +13,7 @@
 //! Each with and without `openat2` (kernels before 5.6: it fails ENOSYS, the probe included).
 //! The races are made certain with strace as in `races.rs`.
 
+use crate::common::{needs, Requirement};
 use crate::common::{require_strace, scratch, snapshot};
 use crate::races::{copy_files, held_at_open, race_when, swap_for_link, Traced};
 use mdtune_fakeroot::demo_host;
@@ -99,11 +100,17 @@ fn root_swapped_during_its_open(no_openat2: bool) {
 
 #[test]
 fn a_root_swapped_for_a_link_during_its_one_open_is_used_whole_and_named() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     root_swapped_during_its_open(false);
 }
 
 #[test]
 fn a_root_swapped_for_a_link_during_its_one_open_is_used_whole_and_named_without_openat2() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     root_swapped_during_its_open(true);
 }
 
@@ -139,12 +146,18 @@ fn root_swapped_after_its_open(no_openat2: bool) {
 
 #[test]
 fn a_root_swapped_for_a_link_after_its_open_changes_nothing_but_the_directory_opened() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     root_swapped_after_its_open(false);
 }
 
 #[test]
 fn a_root_swapped_for_a_link_after_its_open_changes_nothing_but_the_directory_opened_without_openat2(
 ) {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     root_swapped_after_its_open(true);
 }
 
@@ -221,11 +234,17 @@ fn one_top_level_swapped_during_its_open(name: &str, no_openat2: bool) {
 
 #[test]
 fn each_top_level_directory_swapped_for_a_link_out_during_its_open_is_refused() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     top_level_swapped_during_its_open(false);
 }
 
 #[test]
 fn each_top_level_directory_swapped_for_a_link_out_during_its_open_is_refused_without_openat2() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     top_level_swapped_during_its_open(true);
 }
 
@@ -271,11 +290,17 @@ fn one_created_top_level_swapped(name: &str, no_openat2: bool) {
 
 #[test]
 fn a_top_level_directory_the_run_creates_swapped_for_a_link_out_before_its_open_is_refused() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     created_top_level_swapped_before_its_open(false);
 }
 
 #[test]
 fn a_top_level_directory_the_run_creates_swapped_for_a_link_out_before_its_open_is_refused_without_openat2(
 ) {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     created_top_level_swapped_before_its_open(true);
 }

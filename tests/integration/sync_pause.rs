@@ -5,6 +5,7 @@
 //! report says which. A fake root's files do not act like md's, so each test plays md's sync
 //! controls on them from a thread ([`Md`]) while the binary runs, as drivers/md/md.c does.
 
+use crate::common::{needs, Requirement};
 use crate::common::{run, run_args, scratch};
 use mdtune_fakeroot::{FakeRoot, MdSpec};
 use serde_json::{json, Value};
@@ -324,6 +325,9 @@ fn a_sync_that_does_not_stop_is_resumed_and_nothing_is_written() {
 
 #[test]
 fn a_rollback_pauses_the_sync_again_to_restore_the_thread_count() {
+    if !needs(Requirement::ImmutableFiles) {
+        return;
+    }
     let (dir, mut r) = syncing("pause-rollback", "check");
     let drives: Vec<String> = (10..13).map(|c| r.nvme(c, 8)).collect();
     let d: Vec<&str> = drives.iter().map(String::as_str).collect();
@@ -400,6 +404,9 @@ fn an_external_metadata_array_holds_the_write_back_while_its_sync_runs() {
 
 #[test]
 fn a_sync_that_cannot_be_resumed_fails_the_run_rolls_back_and_says_how_to_resume_it() {
+    if !needs(Requirement::ImmutableFiles) {
+        return;
+    }
     let (dir, r) = syncing("pause-jammed", "check");
     let md = Md::play(&r, "md0", Kernel::Jams);
     let out = run(

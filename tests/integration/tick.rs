@@ -18,6 +18,7 @@
 //! Needs root (chown).
 
 use crate::common::{bin, run_args, scratch};
+use crate::common::{needs, Requirement};
 use std::fs;
 use std::os::unix::fs::{chown, lchown, symlink, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -129,6 +130,9 @@ fn give(path: &Path) {
 
 #[test]
 fn a_tick_with_nothing_to_do_exits_0_and_writes_the_textfile_0644() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-plain");
     let out = site.tick();
     assert_eq!(out.code, 0, "{}", out.stdout);
@@ -158,6 +162,9 @@ fn a_tick_with_nothing_to_do_exits_0_and_writes_the_textfile_0644() {
 
 #[test]
 fn a_textfile_directory_that_is_a_link_is_not_followed() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-dir-link");
     fs::remove_dir(&site.dir).unwrap();
     site.link(&site.top.join("etc"), &site.dir);
@@ -169,6 +176,9 @@ fn a_textfile_directory_that_is_a_link_is_not_followed() {
 
 #[test]
 fn a_textfile_directory_whose_parent_is_a_link_is_not_followed() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-parent-link");
     let elsewhere = site.top.join("elsewhere");
     fs::rename(&site.parent, &elsewhere).unwrap();
@@ -182,6 +192,9 @@ fn a_textfile_directory_whose_parent_is_a_link_is_not_followed() {
 
 #[test]
 fn a_planted_temporary_name_is_never_opened() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-temp-link");
     let planted = site.dir.join(".mdtune.prom.tmp");
     site.link(&site.victims[0], &planted);
@@ -193,6 +206,9 @@ fn a_planted_temporary_name_is_never_opened() {
 
 #[test]
 fn a_link_in_the_textfiles_place_is_replaced_not_followed() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-prom-link");
     site.link(&site.victims[0], &site.dir.join("mdtune.prom"));
     let out = site.tick();
@@ -202,6 +218,9 @@ fn a_link_in_the_textfiles_place_is_replaced_not_followed() {
 
 #[test]
 fn a_fifo_in_the_textfiles_place_is_replaced_without_being_opened() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-prom-fifo");
     let prom = site.dir.join("mdtune.prom");
     let made = Command::new("mkfifo").arg(&prom).status().unwrap();
@@ -215,6 +234,9 @@ fn a_fifo_in_the_textfiles_place_is_replaced_without_being_opened() {
 
 #[test]
 fn a_host_that_cannot_be_read_fails_the_tick_and_keeps_the_old_textfile() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let site = Site::new("tick-no-host");
     fs::write(site.dir.join("mdtune.prom"), "old 1\n").unwrap();
     // A limit the kernel would never print: the host cannot be read (as `--metrics` exits 1).
@@ -255,6 +277,9 @@ fn unusable_tick_arguments_exit_2_saying_what_is_allowed() {
 /// The checks above, on the removed unit's command: each plant it wrote through is caught.
 #[test]
 fn the_old_units_command_wrote_through_what_was_planted() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let temp = Site::new("tick-old-temp");
     temp.link(&temp.victims[0], &temp.dir.join(".mdtune.prom.tmp"));
     temp.old_unit();

@@ -3,6 +3,7 @@
 //! replay and a revert write only the paths the contract names. Needs strace.
 
 use crate::common::{bin, run_unpackaged, scratch};
+use crate::common::{needs, Requirement};
 use crate::security::{assert_only_contract_paths, changed, tree};
 use mdtune_fakeroot::demo_host;
 use serde_json::{json, Value};
@@ -63,6 +64,9 @@ fn traced(args: &[&str], stdin: &str) -> (Vec<String>, BTreeSet<String>, Value) 
 
 #[test]
 fn no_shell_or_other_program_is_ever_started() {
+    if !needs(Requirement::Strace) {
+        return;
+    }
     let dir = scratch("no-exec");
     demo_host(&dir);
     let root = dir.display().to_string();

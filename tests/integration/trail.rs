@@ -5,6 +5,7 @@
 //! the persisted state says when and by which version it was written.
 
 use crate::common::{bin, finish_with_input, hold_lock, logged, run, run_command, scratch, syslog};
+use crate::common::{needs, Requirement};
 use crate::oncall::{mdtune, rolled_out, MANIFEST};
 use crate::people::refs;
 use mdtune_fakeroot::{demo_host, FakeRoot, MdSpec};
@@ -28,6 +29,9 @@ fn run_as(root: &Path, mut input: Value, env: &[(&str, &str)]) -> Value {
 
 #[test]
 fn every_run_that_changes_or_fails_logs_one_line_naming_the_caller_and_the_change() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let dir = scratch("oncall-trail");
     let r = demo_host(&dir);
     let log = syslog(&dir);
@@ -274,6 +278,9 @@ fn changing_run(dir: &Path) -> (Value, String) {
 
 #[test]
 fn a_full_system_log_never_holds_up_the_answer() {
+    if !needs(Requirement::Root) {
+        return;
+    }
     let dir = scratch("trail-full");
     let r = demo_host(&dir);
     // A logger that never reads (journald hung): its socket's queue is full.

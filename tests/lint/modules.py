@@ -28,6 +28,15 @@ outside the items under `#[cfg(test)]`. A file over --max-lines fails.
 Prints each cycle as a chain (`a -> b -> a`, with where each arrow comes from), each oversized
 file, and a one-line summary; exits 1 when there is a cycle or an oversized file, 2 on bad usage.
 Python 3 standard library only.
+
+Why a reader of its own, and not the compiler's view: nothing available gives the graph this
+rule is about (which module names which, test code left out) more simply. rustc's
+`-Zunpretty=expanded` (nightly) prints source back, not edges, and would still need a reader
+like this one; cargo-modules would bring rust-analyzer's crates into every CI build (minutes on
+two cores) for the same `use`-based edges; rust-analyzer's own `lsif` dump (a rustup component,
+not installed here) resolves every reference, but counts every use of a type or method as an
+edge, a stricter rule than this one, whose change would have to be agreed first. So the rule stays here, with its
+self-test (tests/lint/test_modules.py) holding each case it reads.
 """
 
 import argparse

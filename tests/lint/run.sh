@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The lint suite. Runs every step even when one fails, reports each, and ends with one line
-# "N passed, N failed" counting steps; exits non-zero if any step failed:
+# shellcheck disable=SC2317 # the check functions below are run by tests/lib.sh's step
+# The lint suite. Runs every step even when one fails, reports each (tests/lib.sh's step), and
+# ends with one line "N passed, N failed" counting steps; exits non-zero if any step failed:
 #   fmt          cargo fmt --check
 #   clippy       cargo clippy --all-targets -- -D warnings -W clippy::too_many_lines: every lint
 #                clippy warns of by default, and no function (tests included) over 100 lines
@@ -22,18 +23,10 @@
 # installed by .ci/setup-lint.sh. A missing tool fails its step and says how to install it.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
+repo=$PWD
 venv=${MDTUNE_VENV:-$PWD/.venv}
-
-passed=0 failed=0 failures=()
-step() { # NAME COMMAND...
-  local name=$1; shift
-  echo "--- lint: $name"
-  if "$@"; then
-    passed=$((passed + 1)); echo "--- lint $name: ok"
-  else
-    failed=$((failed + 1)); failures+=("$name"); echo "--- lint $name: FAILED"
-  fi
-}
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 
 # tracked KIND: the files git tracks that are KIND (shell or python) scripts, one per line.
 tracked() {
@@ -101,7 +94,7 @@ check_targets() {
     fi
     cargo check --quiet --lib --bins --target "$t" || { echo "cargo check --target $t failed"; ok=1; }
   done
-  return $ok
+  return "$ok"
 }
 
 step fmt cargo fmt --check
@@ -113,6 +106,4 @@ step modules python3 tests/lint/modules.py src
 step unsafe check_no_unsafe
 step targets check_targets
 
-[ ${#failures[@]} -eq 0 ] || echo "lint: failed steps: ${failures[*]}"
-echo "lint: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

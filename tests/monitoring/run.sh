@@ -17,12 +17,13 @@
 #      firing for that host; the cache put back and the textfile rewritten, both resolve.
 # Every process and file lives in one temporary directory (kept when a check failed or
 # MDTUNE_KEEP_TMP is set); node_exporter and Prometheus lead their own process groups and are
-# stopped on exit. Builds the release binary unless MDTUNE_BIN is given, and examples/mkroot
+# stopped on exit (tests/lib.sh). The JSON and the unit are read by tests/monitoring/prom.py. Builds the release binary unless MDTUNE_BIN is given, and examples/mkroot
 # (debug). About 15 s once both are built. Needs .ci/setup-monitoring.sh.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/salt/lib.sh
-. "$repo/tests/salt/lib.sh"
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
+prom=$repo/tests/monitoring/prom.py
 t_start=$(date +%s)
 
 for tool in prometheus promtool prometheus-node-exporter; do
@@ -45,26 +46,10 @@ fi
 mkroot=${CARGO_TARGET_DIR:-$repo/target}/debug/examples/mkroot
 case $mkroot in /*) ;; *) mkroot=$repo/$mkroot ;; esac
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-monitoring.XXXXXX")
-pgids=()
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-  local g
-  for g in "${pgids[@]}"; do kill -TERM -- "-$g" 2>/dev/null; done
-  for g in "${pgids[@]}"; do
-    for _ in $(seq 1 50); do kill -0 -- "-$g" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$g" 2>/dev/null
-  done
-  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept $tmp"; fi
-}
-trap cleanup EXIT
+scratch monitoring
+at_exit stop_groups
 
-# check NAME COMMAND...: ok when COMMAND succeeds, else not_ok with its output.
-check() {
-  local name=$1 out; shift
-  if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$repo/tests/ports.py"; }
 # wait_for URL SECONDS: until URL answers 200.
 wait_for() {
   for _ in $(seq 1 $(($2 * 10))); do
@@ -92,25 +77,13 @@ check "systemd-analyze verify mdtune-tick.service and .timer" \
 # tick_command TEXTFILE_DIR MDTUNE_ROOT: the service's command as systemd runs it, one word a line:
 # ExecStart's words, each ${VAR} (a whole word) replaced by its value, /usr/sbin/mdtune by the
 # binary under test.
-tick_command() {
-  python3 - "$unit" "$bin" "$1" "$2" <<'PY'
-import re, shlex, sys
-unit, binary, textfile, root = sys.argv[1:]
-env = {"TEXTFILE_DIR": textfile, "MDTUNE_ROOT": root}
-line = next(l for l in open(unit) if l.startswith("ExecStart="))
-words = shlex.split(line[len("ExecStart="):])
-assert words[0] == "/usr/sbin/mdtune", words
-words[0] = binary
-for w in words:
-    print(re.sub(r"\$\{(\w+)\}", lambda m: env[m.group(1)], w))
-PY
-}
+tick_command() { python3 "$prom" tick-command "$unit" "$bin" "$1" "$2"; }
 
 host=$tmp/host
 "$mkroot" demo "$host" >/dev/null
 out=$(printf '{"root": "%s", "persist": true, "arrays": [{"name": "*"}, {"name": "hana_data", "stripe_cache_size": 4096}]}' "$host" | "$bin" -)
 check "the demo host is persisted with hana_data's stripe cache at 4096" \
-  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); assert r["failed"] is False and r["persist"]["changed"], r["msg"]' "$out"
+  python3 "$prom" persisted "$out"
 cache=$(find "$host/sys/devices" -path '*/md0/md/stripe_cache_size' | head -n1)
 echo 1024 >"$cache"
 textfile=$tmp/textfile
@@ -146,10 +119,9 @@ fi
 ne_port=$(free_port)
 dash=$repo/tests/monitoring/dashboard.py
 python3 "$dash" mdstat "$tmp/proc"
-setsid prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
+setsid_bg prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
   --collector.textfile --collector.textfile.directory="$textfile" \
-  --collector.mdadm --path.procfs="$tmp/proc" >"$tmp/node_exporter.log" 2>&1 &
-pgids+=($!)
+  --collector.mdadm --path.procfs="$tmp/proc" >"$tmp/node_exporter.log" 2>&1
 if wait_for "http://127.0.0.1:$ne_port/metrics" 20; then
   curl -fsS "http://127.0.0.1:$ne_port/metrics" >"$tmp/scraped"
   check "node_exporter's textfile collector serves md0's stripe cache and reads the file without error" bash -c "
@@ -175,9 +147,8 @@ scrape_configs:
         labels: {host: demo, env: test}
 EOF2
 pr_port=$(free_port)
-setsid prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-  --web.listen-address="127.0.0.1:$pr_port" >"$tmp/prometheus.log" 2>&1 &
-pgids+=($!)
+setsid_bg prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+  --web.listen-address="127.0.0.1:$pr_port" >"$tmp/prometheus.log" 2>&1
 if ! wait_for "http://127.0.0.1:$pr_port/-/ready" 30; then
   not_ok "Prometheus is ready on 127.0.0.1:$pr_port" "$(tail -n 5 "$tmp/prometheus.log")"
   finish
@@ -191,23 +162,14 @@ alerts() {
   local want seen
   want=$(printf '%s\n' "$@" | sort | paste -sd' ')
   for _ in $(seq 1 60); do
-    seen=$(curl -fsS "$api/alerts" | python3 -c '
-import json, sys
-inst, state = sys.argv[1], sys.argv[2]
-alerts = json.load(sys.stdin)["data"]["alerts"]
-print(" ".join(sorted(a["labels"]["alertname"] for a in alerts
-                      if a["labels"].get("instance") == inst and a["state"] == state)))' \
-      "127.0.0.1:$ne_port" "$state")
+    seen=$(curl -fsS "$api/alerts" | python3 "$prom" alerts "127.0.0.1:$ne_port" "$state")
     [ "$seen" = "$want" ] && { echo "$seen"; return 0; }
     sleep 0.5
   done
   echo "firing for this host: '$seen', wanted '$want'"
   return 1
 }
-query() { curl -fsS --get --data-urlencode "query=$1" "$api/query" | python3 -c '
-import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if r else "none")'; }
+query() { curl -fsS --get --data-urlencode "query=$1" "$api/query" | python3 "$prom" value; }
 t_alerts=$(date +%s)
 check "/api/v1/alerts: MdtuneNotCompliant and MdtunePersistenceDiverged fire for the drifted host" \
   alerts firing MdtuneNotCompliant MdtunePersistenceDiverged

@@ -24,8 +24,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${MDTUNE_VENV:-$repo/.venv}
 venv3006=${MDTUNE_SALT3006_VENV:-$venv-salt3006}
 
-# shellcheck source=tests/salt/lib.sh
-. "$repo/tests/salt/lib.sh"
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 
 if [ ! -x "$venv/bin/salt-call" ] || [ ! -x "$venv/bin/python" ]; then
   not_ok "salt-call (Salt 3008) is available" "no $venv/bin/salt-call: create the venv with .ci/setup-python.sh" \
@@ -37,12 +37,7 @@ py=$venv/bin/python
 # --- the binary -------------------------------------------------------------------------------
 mdtune_binary
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt.XXXXXX")
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi
-}
-trap cleanup EXIT
+scratch salt
 
 # Salt state outside the temporary directory, to prove at the end that nothing was written there.
 outside() { for d in /etc/salt /var/cache/salt /var/log/salt /var/run/salt /srv/salt /srv/pillar; do

@@ -26,8 +26,8 @@ venv=${MDTUNE_VENV:-$repo/.venv}
 venv3006=${MDTUNE_SALT3006_VENV:-$venv-salt3006}
 bin=${1:?usage: tests/salt/ssh.sh MDTUNE_BINARY}
 
-# shellcheck source=tests/salt/lib.sh
-. "$repo/tests/salt/lib.sh"
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
   not_ok "salt-ssh checks run as root" "sshd must run as root to log in; run the suite as root"
@@ -39,15 +39,11 @@ if [ ! -x /usr/sbin/sshd ] || [ ! -x /usr/lib/openssh/sftp-server ]; then
   finish
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdtune-salt-ssh.XXXXXX")
+scratch salt-ssh
 sshd_pid=
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-  if [ -n "$sshd_pid" ]; then kill "$sshd_pid" 2>/dev/null; fi
-  if [ "$failed" -eq 0 ] && [ -z "${MDTUNE_KEEP_TMP:-}" ]; then rm -rf "$tmp"; else echo "# kept for inspection: $tmp"; fi
-}
-trap cleanup EXIT
-trap "exit 1" INT TERM
+# shellcheck disable=SC2317 # run on exit
+stop_sshd() { if [ -n "$sshd_pid" ]; then kill "$sshd_pid" 2>/dev/null; fi; }
+at_exit stop_sshd
 t0=$SECONDS
 
 # --- the sshd: keys, config, a free loopback port -------------------------------------------
@@ -55,7 +51,7 @@ mkdir -p "$tmp/ssh"
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/ssh/host_key"
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/ssh/client_key"
 cp "$tmp/ssh/client_key.pub" "$tmp/ssh/authorized_keys"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 "$repo/tests/ports.py")
 cat >"$tmp/ssh/sshd_config" <<EOF
 Port $port
 ListenAddress 127.0.0.1

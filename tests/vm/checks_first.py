@@ -5,7 +5,7 @@ import json
 import re
 
 from checks_auto import auto_checks
-from checks_layouts import issue11_checks
+from checks_layouts import layout_checks
 from checks_measure import measure_checks
 from checks_boost import boost_checks
 from checks_pause import pause_checks
@@ -265,11 +265,11 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
-    ] + sync_checks(run) + boost_checks(run) + pause_checks(run) + measure_checks(run) + issue11_checks(run) + udev_checks(run)
+    ] + sync_checks(run) + boost_checks(run) + pause_checks(run) + measure_checks(run) + layout_checks(run) + udev_checks(run)
 
 
 def sync_checks(run):
-    """Issue 32, item 1: a run during a check pauses the check around the writes that suspend the
+    """A run during a check (docs/reference.md §4, Applying) pauses the check around the writes that suspend the
     array (group_thread_cnt, skip_copy) and resumes it where it stood, while md0 serves I/O."""
     def p1_paused():
         expect(run.val("p1.before", "md0/sync_action"), "check", "harness: md0 runs a check before the run")

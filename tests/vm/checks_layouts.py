@@ -8,8 +8,8 @@ import re
 from vmlib import INFO, array, auto_value, expect, member_named, resolves_to_drives
 
 
-def issue11_checks(run):
-    """Issue 11 on the first boot: the layouts real hosts have."""
+def layout_checks(run):
+    """The layouts real hosts have (docs/auto.md), on the first boot."""
     def i1_dm():
         r = run.result("i11")
         resolves_to_drives(run, r, "md3", [8, 9, 10], 3)
@@ -232,7 +232,7 @@ def same_work(floor, answer, who):
 
 
 def q15(run):
-    """Issue 15: mdtune's query against the floor program (both ways of counting queues) on the
+    """mdtune's query against the floor program (both ways of counting queues) on the
     guest's arrays, real sysfs."""
     answer = run.result("q15")
     found = {}

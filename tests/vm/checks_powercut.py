@@ -9,7 +9,7 @@ import re
 from vmlib import INFO, Run, array, expect, logged_writes, setting
 
 
-# --- the power cut (issue 31): tests/vm/guest/powercut.sh and after-powercut.sh --------------------
+# --- the power cut (docs/reliability.md, "Durable persistence"): tests/vm/guest/powercut.sh and after-powercut.sh --------------------
 # What the power-cut run persists, and the files it writes (the order of docs/reference.md §6).
 PC_WANTED = {"stripe_cache_size": ("4096", 4096), "sync_speed_max": ("30000 (local)", 30000)}
 

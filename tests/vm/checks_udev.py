@@ -12,7 +12,8 @@ from vmlib import (
 
 
 def udev_checks(run):
-    """Issue 12 with a real systemd-udevd on the first boot."""
+    """The udev replay (docs/reference.md §6, Persistence and revert) with a real systemd-udevd on
+    the first boot."""
     def logs(name):
         return run.block(f"syslog.{name}")
 
@@ -73,7 +74,7 @@ def udev_checks(run):
         expect(run.fact("u5.udevtest.mdtune"), "0", "mdtune commands in udevadm test after the revert")
 
     def reloaded(tag):
-        # Issue 12: with root / and udevd running, persist and revert reload udev's rules and say so.
+        # With root / and udevd running, persist and revert reload udev's rules and say so.
         text = json.dumps(run.result(tag).get("persist"))
         assert "udevadm control --reload" in text and "reloaded" in text, f"{tag}: persist does not report a udev reload: {text[:300]}"
 

@@ -94,7 +94,7 @@ fi
 
 rm -rf "$work" && mkdir -p "$work"
 
-# The floor program of issue 15 (bench/floor/sysfs_floor.rs, built as bench/bench_direct.py builds it):
+# The floor program (bench/floor/sysfs_floor.rs, built as bench/bench_direct.py builds it):
 # reads only what query's answer needs; q15 times it next to mdtune on the guest's real sysfs.
 floor=$work/sysfs_floor
 if ! rustc --edition 2021 -C opt-level=3 -C panic=abort -C strip=symbols --target x86_64-unknown-linux-musl \

@@ -2,6 +2,9 @@
 //! fake hosts in the roots are built by `mdtune_fakeroot` (tests/fakeroot).
 #![allow(dead_code)]
 
+pub mod needs;
+pub use needs::{needs, Requirement};
+
 use serde_json::Value;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -200,6 +203,7 @@ impl Run {
 }
 
 /// Makes `path` immutable (`chattr +i`: even root gets EPERM) for as long as the guard lives.
+/// A test that uses it first asks `needs(Requirement::ImmutableFiles)`.
 pub struct Immutable(std::path::PathBuf);
 
 impl Immutable {
@@ -301,7 +305,8 @@ pub fn children(parent: u32) -> Vec<u32> {
 }
 
 /// Fails the test, saying how to install it, when strace cannot run (the fault-injection and
-/// race tests drive it).
+/// race tests drive it): the helpers' own check, behind the tests' `needs(Requirement::Strace)`,
+/// which skips them on a machine without strace.
 pub fn require_strace() {
     if let Err(e) = Command::new("strace").arg("-V").output() {
         panic!("cannot run strace ({e}): this test needs it: apt-get install strace");

@@ -2,7 +2,7 @@
 # The VM suite's first boot (nvme_core.multipath=N), run by /init. Builds real md arrays on the
 # emulated drives, runs mdtune against the live sysfs and reports on fd 3 (records: lib.sh). In order:
 #   s1-s10   the core contract on md0 (raid5, whole drives), md2 (raid5, partitions) and md1 (raid10)
-#   i1-i7    issue 11's layouts: dm-linear on partitions, raid5 over raid1 arrays, spare/journal/
+#   i1-i7    the layouts real hosts have: dm-linear on partitions, raid5 over raid1 arrays, spare/journal/
 #            failed member, rotational and non-rotational virtio-scsi next to NVMe, a negative
 #            speed_limit_max, a running reshape (and, with udev running, IMSM with and without mdmon);
 #            i8 a rollback that must restore the stripe cache before the preread threshold
@@ -10,17 +10,17 @@
 #            the floor program (both its ways) that reads only what query's answer needs
 #   b1       a sync boost on md1's resync: in force while it runs, the earlier limits back after
 #            one tick once it ends, a second tick changes nothing
-#   p1       issue 32: a run during a check of md0, with I/O on md0, pauses the check around the
+#   p1       a run during a check of md0, with I/O on md0, pauses the check around the
 #            writes and resumes it where it stood; d1 sync_io_depth (6.16+) and the unit of a
 #            raid10's sync limits
 #   k1, k2   a pause that always ends: a run killed (SIGKILL) between its freeze of md0's check
 #            and the resume leaves it frozen and recorded, named by --verify and --metrics, and
-#            the next run resumes it where it stood; a run sent SIGTERM mid-pause rolls back,
+#            mdtune --tick resumes it where it stood; a run sent SIGTERM mid-pause rolls back,
 #            resumes the check and exits 1
 #   m1-m3    the effect, measured: --measure against md0's own stat, a change measured under a
 #            steady dd load (throughput decides) and during a throttled check (the sync decides)
-#   u1-u6    issue 12 with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
-#            the persisted rule, a boot-time resync the rule pauses and resumes (issue 32), change
+#   u1-u6    the udev replay with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
+#            the persisted rule, a boot-time resync the rule pauses and resumes, change
 #            events during a resync and for an inactive array, revert, re-assembly straight after
 #            persist, the rule's time per event
 # It ends with a persisted state (u4) that the second boot finds applied after a real reboot.
@@ -172,7 +172,7 @@ val s10a.after md0 $ATTRS; val s10a.after md2 $ATTRS; val s10a.after md1 sync_sp
 fact revert.files "$(find /etc/mdtune /etc/udev/rules.d /usr/local/sbin -type f 2>/dev/null | tr '\n' ' ')"
 mdt s10b '{"state":"reverted"}'
 
-# --- p1 (issue 32): a run during a check pauses it around the writes that suspend the array -----
+# --- p1: a run during a check pauses it around the writes that suspend the array -----
 # md0 runs a check, throttled by its own sync_speed_max so that it lasts about 15 s, while a
 # loop reads and writes md0 with O_DIRECT (counted in /tmp/p1.io, replaced by a rename so that a
 # reader never finds it empty; a failed dd in /tmp/p1.err).
@@ -308,7 +308,7 @@ echo 0 >/sys/block/md0/md/sync_min
 echo system >/sys/block/md0/md/sync_speed_max
 echo 0 >/sys/block/md0/md/group_thread_cnt
 
-# --- d1 (issue 32): sync_io_depth (6.16+) per array and system-wide, and the unit of md1's
+# --- d1: sync_io_depth (6.16+) per array and system-wide, and the unit of md1's
 # (raid10) sync limits. On a kernel with the file: set, read back, "system" restores; without:
 # a glob skips it with a reason, an exact name and the top-level key are refused (exit 2).
 fact d1.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none)"
@@ -324,7 +324,7 @@ fact d1c.sysctl "$(cat /proc/sys/dev/raid/sync_io_depth 2>/dev/null || echo none
 # Before 6.16 d1c is refused whole: md1's sync_speed_max goes back by hand.
 echo system >/sys/block/md1/md/sync_speed_max
 
-# === issue 11: the layouts real hosts have ========================================================
+# === the layouts real hosts have ========================================================
 # i1 dm-linear on NVMe partitions as md members (md3), and raid5 over raid1 arrays of partitions
 # (md4 over md11-md13). i2 md6: 3 active members with 3 queues, and on a 1-queue drive a write
 # journal, a failed member and a spare (recovery frozen so it stays a spare). i4 md5: rotational
@@ -355,7 +355,7 @@ mdt i7b '{"arrays":[{"name":"md0","sync_speed_max":"system"}],"speed_limit_max":
 fact neg.after "$(cat /proc/sys/dev/raid/speed_limit_max)"
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
 
-# i8 rollback in dependency order (issue 11 item 8): md0's stripe_cache_size and
+# i8 rollback in dependency order (docs/reference.md §4, Applying): md0's stripe_cache_size and
 # preread_bypass_threshold are lowered, then md2's sync_speed_max cannot be written (a read-only
 # file bind-mounted over it: EROFS). The rollback must restore md0's cache before its threshold,
 # which the kernel refuses above the live cache.
@@ -375,7 +375,7 @@ fi
 umount "$ro" 2>/dev/null
 val i8.after md0 stripe_cache_size preread_bypass_threshold
 
-# q15 (issue 15), on one kernel series: query's time and system calls on real sysfs next to the
+# q15, on one kernel series: query's time and system calls on real sysfs next to the
 # floor program (bench/floor/sysfs_floor.rs, /usr/bin/sysfs_floor), which reads only the files and
 # lists only the directories query's answer needs, in its two ways of counting a disk's queues:
 # "floor" lists mq/, "links" (--mq-links) takes mq/'s link count, as mdtune does. All get the
@@ -505,7 +505,7 @@ val u1.after md0 $ATTRS; val u1.after md2 $ATTRS skip_copy; val u1.after md1 syn
 fact log.at.u1end "$(wc -l </tmp/messages)"
 fact u1.mdstat "$(tr '\n' ' ' </proc/mdstat)"
 
-# u3 a boot-time resync (issue 32): md2 re-assembled with a resync, as after an unclean shutdown,
+# u3 a boot-time resync: md2 re-assembled with a resync, as after an unclean shutdown,
 # while udev holds its events back until the resync runs, then plays them, as a boot's coldplug
 # meets such an array: the rule pauses the resync around group_thread_cnt and skip_copy and
 # resumes it, and the values are in force. Then a change event during the resync and one for an

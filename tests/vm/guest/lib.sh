@@ -209,7 +209,7 @@ export MDADM_NO_UDEV=1
 syslogd -O /tmp/messages -s 0 2>/dev/null || syslogd -O /tmp/messages
 touch /tmp/messages
 
-# The stacked layouts both boots build on DISK8-DISK10 (issue 11): md3, a raid5 over dm-linear
+# The stacked layouts both boots build on DISK8-DISK10 (docs/auto.md): md3, a raid5 over dm-linear
 # devices on their first partitions, and md4, a raid5 over the raid1 arrays md11-md13 of their
 # other partitions. The first boot sees them on plain NVMe disks, the second on multipath heads.
 stacked_layouts() {

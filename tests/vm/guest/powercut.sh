@@ -1,5 +1,5 @@
 #!/bin/sh
-# The VM suite's power-cut boot (issue 31; docs/reliability.md, "Durable persistence"), run by
+# The VM suite's power-cut boot (docs/reliability.md, "Durable persistence"), run by
 # /init on a fresh persistent /etc disk (ext4, mounted as init mounts it: the kernel's defaults,
 # data=ordered with delayed allocation and a 5 s journal commit). Records: lib.sh.
 #   pc   md0, a raid5 on drives 0-2, named in mdadm.conf; everything on the /etc disk so far is
