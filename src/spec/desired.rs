@@ -18,6 +18,7 @@ pub(crate) use super::entry::{Entry, NameSelector};
 use super::policy::parse_policy;
 pub(crate) use super::policy::{AutoParams, ThreadPolicy};
 use super::raw::{repeated_key, MAX_INPUT};
+use super::reason::parse_reason;
 use super::values::{check_keys, invalid};
 pub(crate) use super::values::{parse_bool, parse_int, SpecError, Want};
 
@@ -60,6 +61,12 @@ pub struct Spec {
     pub persisted: Map<String, Json>,
     /// Set by `--udev NAME`, never by input: only this array is read and tuned.
     pub only: Option<String>,
+    /// Why these values (`reason`, docs/reference.md §2): covers what no entry's own reason
+    /// covers.
+    pub reason: Option<String>,
+    /// Set by the run, never by input: who runs it (`crate::trail::Caller::describe`), which
+    /// the manifest records when `persist` writes the state.
+    pub(crate) by: Option<String>,
 }
 
 /// The input keys (besides `_ansible_*`).
@@ -74,6 +81,7 @@ pub const TOP_KEYS: &[&str] = &[
     "root",
     "check_mode",
     "diff",
+    "reason",
 ];
 /// Keys a run uses but `persist` does not save.
 const RUN_ONLY_KEYS: &[&str] = &["check_mode", "diff", "root"];
@@ -142,6 +150,7 @@ impl Spec {
                 uuid: None,
                 uuid_given: None,
                 settings: BTreeMap::new(),
+                reason: None,
             }],
             Some(Json::Array(items)) => items
                 .iter()
@@ -191,6 +200,11 @@ impl Spec {
             diff: flag("diff")? || flag("_ansible_diff")?,
             persisted,
             only: None,
+            reason: get("reason")
+                .map(|v| parse_reason("reason", v))
+                .transpose()?
+                .flatten(),
+            by: None,
         })
     }
 }

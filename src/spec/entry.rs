@@ -2,6 +2,7 @@
 //! what it wants for each attribute. Selectors are validated here so that nothing that could walk
 //! out of `sys/block` ever reaches the inventory; whether a name matches is the plan's business.
 
+use super::reason::parse_reason;
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
 use crate::md::{kernel, Attr, Kind, Value};
@@ -31,6 +32,8 @@ pub struct Entry {
     /// The uuid as given (either form), so that a message answers in the same form.
     pub(crate) uuid_given: Option<String>,
     pub settings: BTreeMap<Attr, Want>,
+    /// Why these values (`reason`, docs/reference.md §2): covers the settings this entry sets.
+    pub reason: Option<String>,
 }
 
 impl Entry {
@@ -53,6 +56,7 @@ pub const ENTRY_KEYS: &[&str] = &[
     "sync_speed_max",
     "sync_io_depth",
     "sync_force_parallel",
+    "reason",
 ];
 /// Parses `arrays[index]`.
 pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
@@ -135,6 +139,10 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
             .and_then(Json::as_str)
             .map(|s| s.trim().to_string()),
         settings,
+        reason: get("reason")
+            .map(|v| parse_reason(&key("reason"), v))
+            .transpose()?
+            .flatten(),
     })
 }
 

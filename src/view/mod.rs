@@ -8,7 +8,7 @@
 //! reaches a terminal as a control character or a direction override.
 
 mod cells;
-mod escape;
+pub(crate) mod escape;
 mod families;
 mod health;
 mod metrics;
