@@ -28,7 +28,8 @@ pub fn module(text: &str) -> (String, Exit) {
     let caller = Caller::of_input(text);
     let result = Spec::from_json(text)
         .map_err(RunError::from)
-        .and_then(|spec| {
+        .and_then(|mut spec| {
+            spec.by = Some(caller.describe());
             let result = execute(&spec, lock_wait(LOCK_WAIT_MS), &caller);
             write_trail(&spec, &caller, &result);
             result
@@ -316,7 +317,7 @@ pub(crate) fn tune(
     plan.warnings.extend(unknown.iter().cloned());
 
     let files = if spec.persist == Some(true) {
-        persist::plan_files(root, &spec.persisted)?
+        persist::plan_files(root, &spec.persisted, spec.by.as_deref())?
     } else {
         Vec::new()
     };
