@@ -12,6 +12,7 @@ pub(crate) mod escape;
 mod families;
 mod health;
 mod metrics;
+mod oncall;
 mod show;
 mod status;
 mod text;
