@@ -23,6 +23,7 @@ mod listing_ends;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;
+mod oncall_page;
 mod pause_ends;
 mod pause_signals;
 mod people;
