@@ -79,6 +79,7 @@ DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 # The tuning arguments: the desired state. When a call gives none of them, the pillar's apply.
 DESIRED_KEYS = (
     "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
+    "reason",
 )
 
 # Pillar keys desired() translates itself or that are the formula's own switches.
@@ -117,6 +118,7 @@ def apply(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     check_mode=None,
     diff=None,
@@ -132,7 +134,7 @@ def apply(
         List of array entries (``name`` and/or ``uuid`` plus per-array settings:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``). Default: every array (``[{"name": "*"}]``).
+        ``sync_force_parallel``, ``reason``). Default: every array (``[{"name": "*"}]``).
 
     thread_policy
         ``auto`` (default), ``off``, an integer, or an object
@@ -152,6 +154,12 @@ def apply(
         rule). False: remove what an earlier persist installed, keep the live
         values. Omitted: leave persistence as it is (``persist.diverged`` then
         lists what the persisted state would put back otherwise).
+
+    reason
+        Why these values (a ticket, a vendor note): text of at most 200
+        printable characters. Persisted with the state, shown by
+        ``mdtune --show``/``--verify`` and written into the system log's line;
+        an entry's own ``reason`` covers the settings it sets.
 
     from_pillar
         Start from the pillar ``mdtune`` (:py:func:`desired`); the arguments
@@ -180,7 +188,8 @@ def apply(
         salt '*' mdtune.apply thread_policy=auto speed_limit_max=500000 test=True
     """
     _pillar_reaches_me("apply", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist,
+              reason)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request(
         "present", given, kwargs, from_pillar, root, binary,
@@ -196,6 +205,7 @@ def query(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     diff=None,
     binary=None,
@@ -222,7 +232,8 @@ def query(
         salt '*' mdtune.query arrays='[{"name": "md0", "stripe_cache_size": 4096}]'
     """
     _pillar_reaches_me("query", from_pillar)
-    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist)
+    tuning = (arrays, thread_policy, speed_limit_min, speed_limit_max, sync_io_depth, persist,
+              reason)
     given = dict(zip(DESIRED_KEYS, tuning))
     args, binary = _request("query", given, kwargs, from_pillar, root, binary, diff=diff)
     return _run(args, binary)

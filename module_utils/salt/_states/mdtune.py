@@ -77,6 +77,7 @@ def managed(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     diff=None,
     binary=None,
@@ -94,7 +95,7 @@ def managed(
         name) and/or ``uuid`` plus the settings to manage:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``. Default: every array.
+        ``sync_force_parallel``, ``reason``. Default: every array.
 
     thread_policy
         ``auto`` (default), ``off``, an integer or ``{mode, value, min, max, combine}``.
@@ -111,6 +112,10 @@ def managed(
         remove what an earlier persist installed, keep the live values. Omitted:
         leave persistence as it is; when the persisted state would put other
         values back at the next boot, mdtune warns and is not compliant.
+
+    reason
+        Why these values (a ticket, a vendor note), at most 200 printable
+        characters: persisted, shown by ``mdtune --show``/``--verify``, logged.
 
     root
         Prefix for every system path (tests, chroots).
@@ -138,6 +143,7 @@ def managed(
         "speed_limit_max": speed_limit_max,
         "sync_io_depth": sync_io_depth,
         "persist": persist,
+        "reason": reason,
         "root": root,
         "binary": binary,
     }
