@@ -1,6 +1,7 @@
 //! The manifest, `etc/mdtune/installed.json` (docs/reference.md §6): which persisted files mdtune
 //! created, so that a revert removes those and never a packaged binary or an admin's own rule;
-//! and when and by which mdtune version the persisted state was last written.
+//! and when, by which mdtune version and by whom (the run's caller) the persisted state was
+//! last written.
 //!
 //! The time is kept here, not in the persisted input `etc/mdtune/mdtune.json`: that file stays
 //! exactly the input, so that a `query` of the same input still compares equal with it. The
@@ -20,16 +21,20 @@ pub struct Written {
     pub time: String,
     pub unix: u64,
     pub version: String,
+    /// Who ran the run that wrote it (`crate::trail::Caller::describe`: the tool and the
+    /// person), as it said of itself, escaped; `None` in a manifest from before it was kept.
+    pub by: Option<String>,
 }
 
 impl Written {
-    /// Now, by this binary.
-    pub(crate) fn now() -> Written {
+    /// Now, by this binary, for the run of `by`.
+    pub(crate) fn now(by: Option<&str>) -> Written {
         let unix = stamp::now();
         Written {
             time: stamp::rfc3339(unix),
             unix,
             version: stamp::VERSION.to_string(),
+            by: by.map(String::from),
         }
     }
 }
@@ -75,6 +80,7 @@ impl Manifest {
                 time,
                 unix,
                 version: text("version").unwrap_or_default(),
+                by: text("by"),
             }),
             _ => None,
         };
@@ -88,6 +94,9 @@ impl Manifest {
             v["written"] = json!(w.time);
             v["written_unix"] = json!(w.unix);
             v["version"] = json!(w.version);
+            if let Some(by) = &w.by {
+                v["by"] = json!(by);
+            }
         }
         let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
         text.push('\n');
@@ -97,18 +106,19 @@ impl Manifest {
 
 /// The manifest's new content: `old` unchanged when it already lists `created` and nothing else
 /// is written (`others_due` false), so that its time stays that of the last real change;
-/// otherwise `created` with the time now.
+/// otherwise `created` with the time now and `by`, the run's caller.
 pub(crate) fn next(
     old: Option<&[u8]>,
     old_created: &[String],
     created: Vec<String>,
     others_due: bool,
+    by: Option<&str>,
 ) -> Vec<u8> {
     match old {
         Some(bytes) if !others_due && old_created == created.as_slice() => bytes.to_vec(),
         _ => Manifest {
             created,
-            written: Some(Written::now()),
+            written: Some(Written::now(by)),
         }
         .render(),
     }
@@ -129,6 +139,7 @@ mod tests {
                 time: "2025-06-01T10:00:00Z".into(),
                 unix: 1_748_772_000,
                 version: "0.1.0".into(),
+                by: Some("ansible mdtune (ansible 2.19.0), user alice via sudo".into()),
             }),
         };
         assert_eq!(Manifest::parse(&new.render()).unwrap(), new);
@@ -140,12 +151,15 @@ mod tests {
     fn the_manifest_is_rewritten_only_with_another_file_or_a_new_list() {
         let list = vec!["/etc/mdtune/mdtune.json".to_string()];
         let old = b"[\"/etc/mdtune/mdtune.json\"]\n".as_slice();
-        assert_eq!(next(Some(old), &list, list.clone(), false), old);
+        assert_eq!(next(Some(old), &list, list.clone(), false, None), old);
         for (state_due, created) in [(true, list.clone()), (false, Vec::new())] {
-            let new = Manifest::parse(&next(Some(old), &list, created.clone(), state_due)).unwrap();
+            let by = Some("command line, user bob");
+            let new =
+                Manifest::parse(&next(Some(old), &list, created.clone(), state_due, by)).unwrap();
             assert_eq!(new.created, created);
             let w = new.written.expect("the time of the change");
             assert_eq!(w.version, stamp::VERSION);
+            assert_eq!(w.by.as_deref(), by, "the caller that persisted it");
             assert!(w.unix >= 1_700_000_000 && w.time.ends_with('Z'), "{w:?}");
         }
     }

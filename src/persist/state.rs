@@ -108,9 +108,11 @@ fn state_text(persisted: &Map<String, Json>) -> Vec<u8> {
 
 /// The persisted files and their wanted contents, the manifest first (the order they are
 /// written in).
+/// `by` is the run's caller, which the manifest records when the state is written.
 pub(crate) fn plan_files(
     root: &Root,
     persisted: &Map<String, Json>,
+    by: Option<&str>,
 ) -> Result<Vec<FilePlan>, PersistError> {
     let exe = sys::running_binary_path().map_err(|source| PersistError::Read {
         path: "the running binary".into(),
@@ -167,7 +169,7 @@ pub(crate) fn plan_files(
     created.dedup();
     // The time is that of the persisted input: a rule or binary put back leaves it alone.
     let state_due = plans[0].is_due();
-    let new = manifest::next(old.as_deref(), &old_created, created, state_due);
+    let new = manifest::next(old.as_deref(), &old_created, created, state_due, by);
     plans.insert(
         0,
         FilePlan {

@@ -13,8 +13,9 @@ use crate::sys::Root;
 use serde_json::{Map, Value as Json};
 
 /// Reads the persistence status of the host under `root`: `persisted`, `state_file`,
-/// `written` (RFC 3339), `written_unix`, `version` (null when the manifest does not say),
-/// `rule` ([`rule`]), `originals` (the values a revert puts back, by array (its kernel name, or
+/// `written` (RFC 3339), `written_unix`, `by` (the caller that wrote it), `version` (null when
+/// the manifest does not say),
+/// `reason` (the persisted input's top-level one), `rule` ([`rule`]), `originals` (the values a revert puts back, by array (its kernel name, or
 /// its uuid when the name was not saved) or `system`), and `problems`.
 pub(crate) fn status(root: &Root) -> Json {
     let mut m = Map::new();
@@ -22,19 +23,26 @@ pub(crate) fn status(root: &Root) -> Json {
     let state = root.etc().join(STATE_FILE);
     m.insert("state_file".into(), display(root, &state).into());
     let persisted = match read_opt(root, &state) {
-        Ok(s) => s.is_some(),
+        Ok(s) => s,
         Err(e) => {
             problems.push(e.to_string().into());
-            false
+            None
         }
     };
-    m.insert("persisted".into(), persisted.into());
+    // The input's top-level `reason`: why the values no entry's own reason covers.
+    let reason = persisted
+        .as_deref()
+        .and_then(|b| serde_json::from_slice::<Json>(b).ok())
+        .and_then(|j| j.get("reason").filter(|r| r.is_string()).cloned());
+    m.insert("persisted".into(), persisted.is_some().into());
+    m.insert("reason".into(), reason.unwrap_or(Json::Null));
     let w = written(root).unwrap_or_else(|e| {
         problems.push(e.to_string().into());
         None
     });
     m.insert("written".into(), w.as_ref().map(|w| w.time.clone()).into());
     m.insert("written_unix".into(), w.as_ref().map(|w| w.unix).into());
+    m.insert("by".into(), w.as_ref().and_then(|w| w.by.clone()).into());
     m.insert("version".into(), w.map(|w| w.version).into());
     m.insert("rule".into(), rule(root));
     let mut originals = Map::new();

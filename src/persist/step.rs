@@ -61,7 +61,7 @@ impl<'r> Step<'r> {
         compared: Compared,
     ) -> Result<(Step<'r>, Option<String>), PersistError> {
         let files = if spec.persist == Some(true) {
-            plan_files(root, &spec.persisted)?
+            plan_files(root, &spec.persisted, spec.by.as_deref())?
         } else {
             Vec::new()
         };

@@ -25,6 +25,9 @@ pub(crate) struct Setting {
     /// For a value `auto` decided: why, with the numbers (docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) why: Option<String>,
+    /// The input's `reason` that covers this value (docs/reference.md §2, §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
     /// For a sync limit: in which unit it counts on this level (docs/reference.md §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) unit: Option<&'static str>,

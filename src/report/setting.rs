@@ -22,16 +22,32 @@ pub(super) struct Ends<'a> {
     /// A query of the persisted state (`Persist::compared_with`): its `msg` says the wanted
     /// values are the ones rolled out.
     pub(super) rolled_out: bool,
+    /// The input's `reason`s: the top level's, and each entry's (docs/reference.md §2).
+    reasons: (Option<&'a str>, Vec<Option<&'a str>>),
 }
 
 impl<'a> Ends<'a> {
-    pub(super) fn new(spec: &Spec, outcome: &'a Outcome) -> Ends<'a> {
+    pub(super) fn new(spec: &'a Spec, outcome: &'a Outcome) -> Ends<'a> {
+        let entries = spec.arrays.iter().map(|e| e.reason.as_deref()).collect();
         Ends {
             outcome,
             real_run: spec.writes(),
             query: spec.state == State::Query,
             rolled_out: false,
+            reasons: (spec.reason.as_deref(), entries),
         }
+    }
+
+    /// The `reason` that covers a value from `source`: its entry's own, else the top level's;
+    /// none for a value a revert puts back.
+    fn reason(&self, source: Option<Source>) -> Option<String> {
+        let (top, entries) = &self.reasons;
+        let own = match source {
+            Some(Source::Saved) => return None,
+            Some(Source::Entry(i)) => entries.get(i).copied().flatten(),
+            _ => None,
+        };
+        own.or(*top).map(String::from)
     }
 
     /// True if and only if the writes happened (neither check mode nor `query`).
@@ -64,6 +80,7 @@ impl<'a> Ends<'a> {
             after,
             changed,
             compliant: !due,
+            reason: self.reason(source),
             source,
             why: None,
             unit: None,

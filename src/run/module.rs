@@ -27,7 +27,8 @@ pub fn module(text: &str) -> (String, Exit) {
     let caller = Caller::of_input(text);
     let result = Spec::from_json(text)
         .map_err(RunError::from)
-        .and_then(|spec| {
+        .and_then(|mut spec| {
+            spec.by = Some(caller.describe());
             let result = execute(&spec, lock_wait(LOCK_WAIT_MS), &caller);
             write_trail(&spec, &caller, &result);
             result

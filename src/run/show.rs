@@ -94,6 +94,7 @@ fn gather(root: &Path, journal: bool) -> Result<Json, RunError> {
     };
     view["persistence"] = persistence(&look, journal);
     crate::health::annotate(&mut view, &look.root, &look.inv);
+    view["now_unix"] = Json::from(persist::now());
     let c = &look.inv.cpus;
     view["host"] = json!({
         "online_cpus": c.online,
@@ -148,6 +149,7 @@ fn origins(values: &Json, theirs: &Json, rolled_out: bool) -> Json {
         if rolled_out && s.is_object() {
             o["rolled_out"] = wanted.clone();
             o["rolled_out_source"] = s["source"].clone();
+            o["reason"] = s["reason"].clone();
         }
         out.insert(attr.clone(), o);
     }

@@ -1,6 +1,9 @@
-//! `mdtune --verify [--json]` (docs/reference.md §1): the host against what was rolled out,
-//! failing like the tools SAP admins know (`saptune note verify`, `tuned-adm verify`, `rpm -V`):
-//! exit 0 when compliant, 3 when not, 1 when it could not check, 2 for unusable input. It is the
+//! `mdtune --verify [--json]` (docs/reference.md §1): the host against what was rolled out.
+//! Exit 0 when compliant, 3 when not, 1 when it could not check, 2 for unusable input: unlike
+//! `saptune note verify` and `tuned-adm verify`, which exit 1 both when the system does not
+//! comply and when they fail, so a cron job can tell drift from an error (`rpm -V`, too, exits
+//! 1 for either). The text shows rows for what is not healthy (degraded, mismatches, no whole
+//! check), which do not change the exit status: only the settings and persistence do. It is the
 //! `query` that `{"state": "query"}` runs (`super::rolled_out`: against the persisted state, or
 //! the defaults when nothing is persisted), printed as saptune's table (`crate::view::verify`)
 //! or, with `--json`, as that report. JSON runs keep exit 0.
@@ -23,17 +26,25 @@ pub struct Verified {
 
 /// Verifies the host under `root`; `json` prints the report instead of the table.
 pub fn verify(root: &Path, json: bool) -> Verified {
-    let (value, exit) = match look(root).and_then(|l| readable(&l.root).and(l.wanted)) {
-        Ok(r) => {
+    let looked = look(root).and_then(|l| {
+        readable(&l.root)?;
+        Ok((l.wanted?, l.root, l.inv))
+    });
+    let (value, exit) = match looked {
+        Ok((r, host_root, inv)) => {
+            // Only the settings and the persisted state decide the exit status; the health
+            // the text shows beside them does not (docs/reference.md §1).
             let exit = if r.compliant {
                 Exit::Ok
             } else {
                 Exit::NotCompliant
             };
-            (
-                serde_json::from_str(&r.to_text()).unwrap_or(Json::Null),
-                exit,
-            )
+            let mut value = serde_json::from_str(&r.to_text()).unwrap_or(Json::Null);
+            if !json {
+                crate::health::annotate(&mut value, &host_root, &inv);
+                value["now_unix"] = Json::from(persist::now());
+            }
+            (value, exit)
         }
         Err(e) => (failure(&e.to_string()), e.exit()),
     };

@@ -19,6 +19,7 @@ use super::keys::{run_only, TOP_KEYS};
 use super::policy::parse_policy;
 pub(crate) use super::policy::{AutoParams, ThreadPolicy};
 use super::raw::{repeated_key, MAX_INPUT};
+use super::reason::parse_reason;
 use super::values::{check_keys, invalid};
 pub(crate) use super::values::{parse_bool, parse_int, SpecError, Want};
 
@@ -67,6 +68,12 @@ pub struct Spec {
     /// `revert_if_slower` (needs `measure`): the run's writes go back when the verdict is
     /// `slower`.
     pub revert_if_slower: bool,
+    /// Why these values (`reason`, docs/reference.md §2): covers what no entry's own reason
+    /// covers.
+    pub reason: Option<String>,
+    /// Set by the run, never by input: who runs it (`crate::trail::Caller::describe`), which
+    /// the manifest records when `persist` writes the state.
+    pub(crate) by: Option<String>,
 }
 
 /// Keys the read-only `mdtune_info` module refuses: it always runs `state: query` (its
@@ -135,6 +142,7 @@ impl Spec {
                 uuid_given: None,
                 settings: BTreeMap::new(),
                 boost: None,
+                reason: None,
             }],
             Some(Json::Array(items)) => items
                 .iter()
@@ -187,6 +195,11 @@ impl Spec {
             only: None,
             measure,
             revert_if_slower,
+            reason: get("reason")
+                .map(|v| parse_reason("reason", v))
+                .transpose()?
+                .flatten(),
+            by: None,
         })
     }
 }

@@ -5,6 +5,7 @@
 use super::boost::{parse_boost, Boost};
 use super::keys::ENTRY_KEYS;
 use super::limits::min_at_most_max;
+use super::reason::parse_reason;
 use super::values::{check_keys, invalid, parse_bool, parse_int, parse_threads, SpecError, Want};
 use crate::md::uuid_hex;
 use crate::md::{Attr, Kind, Tunable, Value};
@@ -36,6 +37,8 @@ pub struct Entry {
     pub settings: BTreeMap<Attr, Want>,
     /// `sync_boost`: values in force only while the array runs one of its syncs.
     pub boost: Option<Boost>,
+    /// Why these values (`reason`, docs/reference.md §2): covers the settings this entry sets.
+    pub reason: Option<String>,
 }
 
 impl Entry {
@@ -109,6 +112,10 @@ pub(crate) fn parse_entry(index: usize, v: &Json) -> Result<Entry, SpecError> {
             .map(|s| s.trim().to_string()),
         settings,
         boost,
+        reason: get("reason")
+            .map(|v| parse_reason(&key("reason"), v))
+            .transpose()?
+            .flatten(),
     })
 }
 

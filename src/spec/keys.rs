@@ -53,7 +53,7 @@ const BEFORE_LIMITS: [Key; 2] = [
 ];
 
 /// The top-level keys after the system limits.
-const AFTER_LIMITS: [Key; 7] = [
+const AFTER_LIMITS: [Key; 8] = [
     Key {
         name: "state",
         role: Role::Run,
@@ -109,6 +109,14 @@ const AFTER_LIMITS: [Key; 7] = [
         default: Some("false"),
         choices: &[],
         doc: "with measure: put the values back when the verdict is slower",
+    },
+    Key {
+        name: "reason",
+        role: Role::Run,
+        takes: "string of at most 200 printable characters",
+        default: None,
+        choices: &[],
+        doc: "why these values (a ticket, a vendor note): persisted, shown by --show and --verify, in the trail",
     },
 ];
 
@@ -197,15 +205,24 @@ pub const DESIRED_KEYS: &[&str] = TOP_KEYS.split_at(BEFORE_LIMITS.len() + LIMIT_
 pub const POLICY_KEYS: &[&str] = &names(&POLICY);
 
 /// The keys of an array entry that are neither selectors nor attributes.
-pub const ENTRY_EXTRAS: [Key; 1] = [Key {
-    name: "sync_boost",
-    role: Role::Desired,
-    takes: "object",
-    default: None,
-    choices: &[],
-    doc:
-        "sync_speed_min, sync_speed_max, sync_io_depth in force only while the syncs of during run",
-}];
+pub const ENTRY_EXTRAS: [Key; 2] = [
+    Key {
+        name: "sync_boost",
+        role: Role::Desired,
+        takes: "object",
+        default: None,
+        choices: &[],
+        doc: "sync_speed_min, sync_speed_max, sync_io_depth in force only while the syncs of during run",
+    },
+    Key {
+        name: "reason",
+        role: Role::Desired,
+        takes: "string of at most 200 printable characters",
+        default: None,
+        choices: &[],
+        doc: "why this entry's values (a ticket, a vendor note)",
+    },
+];
 
 /// The keys of an array entry: the selectors, every attribute of the table, then the extras.
 pub const ENTRY_KEYS: &[&str] = &entry_keys();
@@ -281,7 +298,8 @@ mod tests {
                 "check_mode",
                 "diff",
                 "measure",
-                "revert_if_slower"
+                "revert_if_slower",
+                "reason"
             ]
         );
         assert_eq!(
@@ -296,7 +314,7 @@ mod tests {
         );
         assert_eq!(POLICY_KEYS, ["mode", "value", "min", "max", "combine"]);
         assert_eq!(ENTRY_KEYS[..3], ["name", "uuid", "group_thread_cnt"]);
-        assert_eq!(ENTRY_KEYS.len(), 11);
+        assert_eq!(ENTRY_KEYS.len(), 12);
         assert!(run_only("root") && run_only("diff") && !run_only("persist"));
     }
 }

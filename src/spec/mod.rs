@@ -3,7 +3,8 @@
 //! what is allowed. `keys` lists the keys of each level once, and `schema` prints them with the
 //! tunables' rows for `mdtune --schema`; `raw` checks the text before it is parsed (its size,
 //! repeated keys); `desired` builds the `Spec` from the top-level keys, `entry` reads one element
-//! of `arrays`, `boost` an entry's `sync_boost`, `limits` the sync limits of both, and `policy` the `thread_policy`, each with the typed values and the [`SpecError`]
+//! of `arrays`, `boost` an entry's `sync_boost`, `limits` the sync limits of both, `policy` the `thread_policy` and `reason`
+//! the why a person gives, each with the typed values and the [`SpecError`]
 //! of `values`. Checks that need the live host (a name that matches nothing, a setting the
 //! array's level lacks) belong to the plan.
 
@@ -14,6 +15,7 @@ mod keys;
 mod limits;
 mod policy;
 mod raw;
+mod reason;
 mod schema;
 mod values;
 
@@ -26,5 +28,6 @@ pub use keys::{
 };
 pub use policy::{AutoParams, Combine, ThreadPolicy};
 pub use raw::MAX_INPUT;
+pub use reason::MAX_REASON;
 pub use schema::schema;
 pub use values::{SpecError, Want, MAX_THREADS};

@@ -25,7 +25,8 @@ pub const INFO: u8 = 3 * 8 + 6;
 /// (`state: reverted`, `persist: false`), not written.
 pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Option<(u8, String)> {
     if report.failed {
-        return Some((ERR, said(caller, &format!("FAILED: {}", report.msg))));
+        let why = super::reason::of_report(report, |s| !s.compliant);
+        return Some((ERR, said(caller, &format!("FAILED: {}{why}", report.msg))));
     }
     if !report.changed {
         // A measured run whose writes revert_if_slower put back wrote twice: its msg says so.
@@ -54,7 +55,11 @@ pub(crate) fn of_report(caller: &Caller, report: &Report, removing: bool) -> Opt
     } else {
         "changed"
     };
-    Some((INFO, said(caller, &format!("{head} {}", parts.join("; ")))))
+    let why = super::reason::of_report(report, |s| s.changed);
+    Some((
+        INFO,
+        said(caller, &format!("{head} {}{why}", parts.join("; "))),
+    ))
 }
 
 /// The line of the syncs `--tick` resumed, if it resumed any.
@@ -208,6 +213,35 @@ mod tests {
             line,
             "ansible mdtune, user alice via sudo: FAILED: cannot read /sys/block/md\\x070: it is gone"
         );
+    }
+
+    #[test]
+    fn the_line_carries_the_reason_of_what_changed_escaped() {
+        let r = report(
+            r#"{"check_mode": true, "reason": "CHG0042 \\ vendor"}"#,
+            &[],
+        );
+        let (_, line) = of_report(&caller(), &r, false).unwrap();
+        assert!(
+            line.ends_with("group_thread_cnt 0 -> 8; reason: CHG0042 \\\\ vendor"),
+            "{line}"
+        );
+        let r = report(
+            r#"{"check_mode": true, "reason": "CHG7", "arrays": [{"name": "md0",
+                "stripe_cache_size": 4096, "reason": "SAP note 1"}]}"#,
+            &[],
+        );
+        let (_, line) = of_report(&caller(), &r, false).unwrap();
+        assert!(
+            line.ends_with(
+                "; reason for md0 group_thread_cnt: CHG7; \
+                 reason for md0 stripe_cache_size: SAP note 1"
+            ),
+            "{line}"
+        );
+        let r = report(r#"{"check_mode": true}"#, &[]);
+        let (_, line) = of_report(&caller(), &r, false).unwrap();
+        assert!(!line.contains("reason"), "{line}");
     }
 
     #[test]

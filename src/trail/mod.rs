@@ -2,12 +2,14 @@
 //! one line to the system log (tag `mdtune`, read with `journalctl -t mdtune`) naming who ran
 //! it and what it changed, old and new values and the persisted files; and leaves a record of
 //! itself in the lock file, which `--show` and `--metrics` read as the last run. `caller` says
-//! who ran a run, `line` builds its line from the report (pure), `syslog` sends it, `last` is the
+//! who ran a run, `line` builds its line from the report (pure), with the
+//! input's `reason` for what it changed (`reason`), `syslog` sends it, `last` is the
 //! lock file's record. `crate::run` calls it once a run has ended.
 
 mod caller;
 mod last;
 mod line;
+mod reason;
 mod syslog;
 
 pub use caller::{Caller, CALLER_ENV};

@@ -27,7 +27,7 @@ pub fn host(view: &Json) -> String {
     }
     for a in arrays {
         out.push('\n');
-        array(&mut out, a);
+        array(&mut out, a, view["now_unix"].as_u64());
     }
     let warnings = view["warnings"]
         .as_array()
@@ -67,7 +67,7 @@ fn host_line(h: &Json) -> String {
     l
 }
 
-fn array(out: &mut String, a: &Json) {
+fn array(out: &mut String, a: &Json, now: Option<u64>) {
     let mut head = vec![shown(&a["name"])];
     if let Some(d) = a["devname"].as_str() {
         head.push(format!("/dev/md/{d}"));
@@ -89,6 +89,9 @@ fn array(out: &mut String, a: &Json) {
         if let Some(speed) = a["sync"]["speed_kib_s"].as_u64() {
             let _ = write!(s, ", {speed} KiB/s");
         }
+        if let Some(eta) = super::oncall::eta(&a["sync"]) {
+            let _ = write!(s, ", {eta}");
+        }
         let _ = writeln!(out, "  sync: {s}");
         if let Some(line) = frozen(&a["sync"]["frozen_by"]) {
             let _ = writeln!(out, "  frozen: {line}");
@@ -97,6 +100,7 @@ fn array(out: &mut String, a: &Json) {
     if let Some(line) = boost(a) {
         let _ = writeln!(out, "  boost: {line}");
     }
+    super::oncall::show_lines(out, a, now);
     for (key, label) in [
         ("reshape", "reshape"),
         ("mdmon", "mdmon"),
@@ -279,6 +283,7 @@ fn tunables(out: &mut String, a: &Json) {
             (v, _) => shown(v),
         };
         let origin = &a["origin"][attr];
+        let why = super::oncall::with_reason(why, &origin["reason"]);
         t.row(vec![
             format!("    {attr}"),
             live,
@@ -374,7 +379,7 @@ mod tests {
             &[
                 "host: 64 CPUs online; 2 of 4 NUMA nodes have CPUs\n",
                 "\nmd0  /dev/md/data  raid5  clean  metadata 1.2  uuid a:b:c:d\n",
-                "  sync: resync 25% (1 / 4 sectors), 100 KiB/s\n",
+                "  sync: resync 25% (1 / 4 sectors), 100 KiB/s, about 0s left\n",
                 "    nvme0n1p1  active  8 queues\n      └─ nvme0n1  8 queues\n",
             ],
         );

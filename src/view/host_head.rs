@@ -1,6 +1,6 @@
 //! `mdtune --show`'s head for the person on call: the system limits in force (whether they are as
 //! rolled out is the drift line's to say), whether the desired state is persisted and in force
-//! after a reboot (since when, by which version, the udev rule, the saved originals, this boot's
+//! after a reboot (since when, by which version and caller, its top-level reason, the udev rule, the saved originals, this boot's
 //! replays, the last run), and whether the host is as rolled out, naming each drifted setting.
 //! Rendered from the JSON that `crate::run::show` gathers, already escaped.
 
@@ -40,10 +40,19 @@ pub(super) fn head(view: &Json) -> String {
 fn persistence(out: &mut String, p: &Json) {
     let persisted = match (p["persisted"] == true, p["written"].as_str()) {
         (false, _) => "no (nothing is put back at boot)".to_string(),
-        (true, Some(t)) => format!("yes, since {t} by mdtune {}", shown(&p["version"])),
+        (true, Some(t)) => match p["by"].as_str() {
+            Some(by) => format!(
+                "yes, since {t} by mdtune {}, run by {by}",
+                shown(&p["version"])
+            ),
+            None => format!("yes, since {t} by mdtune {}", shown(&p["version"])),
+        },
         (true, None) => "yes, since an unknown time (the manifest predates the record)".into(),
     };
     let _ = writeln!(out, "persisted: {persisted} ({})", shown(&p["state_file"]));
+    if let Some(r) = p["reason"].as_str() {
+        let _ = writeln!(out, "  reason: {r}");
+    }
     let r = &p["rule"];
     let _ = write!(out, "  udev rule: {} ", shown(&r["file"]));
     match (r["installed"] == true, r["runs"].as_str()) {

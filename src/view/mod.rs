@@ -8,12 +8,13 @@
 //! reaches a terminal as a control character or a direction override.
 
 mod cells;
-mod escape;
+pub(crate) mod escape;
 mod families;
 mod health;
 mod host;
 mod host_head;
 mod metrics;
+mod oncall;
 mod text;
 mod verify;
 

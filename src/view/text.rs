@@ -1,7 +1,9 @@
 //! A run's report as text for a person (`mdtune --text`, docs/reference.md §1): the `msg`, what
 //! changed (or would, or is due), what was held back and why, what was skipped, what failed and
-//! what was rolled back, the warnings, then one row per array. It is rendered from the report's
-//! JSON, the very object the run prints without `--text`, so the two cannot disagree.
+//! what was rolled back, the persisted state the run diverges from, the warnings, then one row
+//! per array whose `compliant` says, after a run that wrote, whether it is as wanted now. It is
+//! rendered from the report's JSON, the very object the run prints without `--text`, so the two
+//! cannot disagree.
 
 use super::cells::{cell, level, shown, sync, Table};
 use serde_json::Value as Json;
@@ -60,9 +62,15 @@ pub fn report(r: &Json) -> String {
         &strings(&r["persist"]["left"]),
     );
     if let Some(d) = r["persist"]["diverged"].as_array() {
-        let lines: Vec<String> = d.iter().map(shown).collect();
+        let lines: Vec<String> = d.iter().map(diverged).collect();
         section(&mut out, "persist: the next boot would put back", &lines);
     }
+    let not_in_force = strings(&r["persist"]["not_in_force"]);
+    section(
+        &mut out,
+        "persist: not in force at the next boot",
+        &not_in_force,
+    );
     let restored: Vec<String> = r["rolled_back"]
         .as_array()
         .into_iter()
@@ -81,9 +89,41 @@ pub fn report(r: &Json) -> String {
     section(&mut out, "warnings", &strings(&r["warnings"]));
     if !arrays.is_empty() {
         out.push('\n');
-        out.push_str(&table(arrays));
+        out.push_str(&table(arrays, after_run(r)));
     }
     out
+}
+
+/// `md0 stripe_cache_size 4096 (this run: 1024)`: what the persisted state puts back at the
+/// next boot where this run sets another value.
+fn diverged(d: &Json) -> String {
+    format!(
+        "{} {} {} (this run: {})",
+        shown(&d["target"]),
+        shown(&d["setting"]),
+        shown(&d["value"]),
+        shown(&d["wanted"])
+    )
+}
+
+/// True for a run that wrote and did not fail: its table says whether each array is as wanted
+/// now, after the writes; the report's `compliant` says whether it was before them
+/// (docs/reference.md §3).
+fn after_run(r: &Json) -> bool {
+    r["check_mode"] != true
+        && r["failed"] != true
+        && matches!(r["state"].as_str(), Some("present" | "reverted"))
+}
+
+/// Whether an array is as wanted after a run that wrote and did not fail: it was before, or
+/// it has settings and none was held back (a frozen or unreadable array never is).
+fn now_compliant(a: &Json) -> bool {
+    if a["compliant"] == true {
+        return true;
+    }
+    let settings = a["settings"].as_object().filter(|s| !s.is_empty());
+    let frozen = a["sync"]["action"] == "frozen";
+    settings.is_some_and(|s| s.values().all(|s| s["held_back"].is_null())) && !frozen
 }
 
 /// Adds a setting whose value differs (or is held back) to `due` or `held`.
@@ -119,8 +159,9 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
     }
 }
 
-/// One row per array: names, level, state, members counted, queues, sync, compliant.
-fn table(arrays: &[Json]) -> String {
+/// One row per array: names, level, state, members counted, queues, sync, compliant (after the
+/// run when `after`).
+fn table(arrays: &[Json], after: bool) -> String {
     let mut t = Table::new(&[
         "array",
         "name",
@@ -142,7 +183,12 @@ fn table(arrays: &[Json]) -> String {
             format!("{counted}/{}", members.len()),
             cell(&a["hw_queues"]),
             sync(&a["sync"]),
-            if a["compliant"] == true { "yes" } else { "no" }.into(),
+            match (after, a["compliant"] == true) {
+                (true, _) if now_compliant(a) => "yes",
+                (false, true) => "yes",
+                _ => "no",
+            }
+            .into(),
         ]);
     }
     t.render()
@@ -198,5 +244,43 @@ mod tests {
             &json!({"changed": false, "failed": true, "msg": "arrays[0]: bad", "warnings": []}),
         );
         assert_eq!(t, "FAILED: arrays[0]: bad\n");
+    }
+
+    #[test]
+    fn after_a_run_that_wrote_the_table_says_what_is_true_now_and_persist_is_text() {
+        let r = |state: &str, check_mode: bool, failed: bool| {
+            json!({"changed": true, "failed": failed, "state": state, "check_mode": check_mode,
+                "msg": "m", "compliant": false,
+                "arrays": [{"name": "md0", "compliant": false, "members": [],
+                    "settings": {"stripe_cache_size": {"before": 256, "after": 4096}}},
+                    {"name": "md1", "compliant": false, "members": [], "settings": {
+                        "skip_copy": {"before": false, "after": false,
+                            "held_back": {"reason": "reshape", "wanted": true}}}}],
+                "persist": {"changed": false, "files": [], "diverged": [{"target": "md0",
+                    "setting": "stripe_cache_size", "value": 1024, "wanted": 4096}]}})
+        };
+        let last = |t: &str, name: &str| {
+            let row = t.lines().find(|l| l.starts_with(name)).unwrap().to_string();
+            row.split_whitespace().last().unwrap().to_string()
+        };
+        let t = report(&r("present", false, false));
+        assert_eq!(
+            (last(&t, "md0 "), last(&t, "md1 ")),
+            ("yes".into(), "no".into()),
+            "{t}"
+        );
+        assert!(
+            t.contains("persist: the next boot would put back:\n  md0 stripe_cache_size 1024 (this run: 4096)\n"),
+            "{t}"
+        );
+        // Before the writes, in check mode or a query, and after a failed run: as it was.
+        for (state, check_mode, failed) in [
+            ("present", true, false),
+            ("query", false, false),
+            ("present", false, true),
+        ] {
+            let t = report(&r(state, check_mode, failed));
+            assert_eq!(last(&t, "md0 "), "no", "{state} {check_mode} {failed}: {t}");
+        }
     }
 }

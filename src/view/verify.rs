@@ -1,6 +1,7 @@
 //! `mdtune --verify` (docs/reference.md §1): the host against what was rolled out, one row per
 //! setting, as saptune's `note verify` prints its table: array, setting, expected, actual,
-//! source, compliant. Rendered from the report of the `query` that `--verify` runs (the same as
+//! source, compliant (and `why`, the input's `reason`, when one is given); below them, rows for
+//! what is not healthy (`super::oncall`), which do not decide the exit status. Rendered from the report of the `query` that `--verify` runs (the same as
 //! `{"state": "query"}`: against the persisted state, or the defaults when nothing is
 //! persisted), so the table and `--verify --json` cannot disagree. Pure; every string is escaped
 //! before it is rendered.
@@ -31,14 +32,19 @@ pub fn verify(report: &Json) -> String {
         }
         (None, _) => out.push_str("nothing persisted: compared with the defaults\n"),
     }
-    let mut t = Table::new(&[
+    let reasons = has_reason(r);
+    let mut header = vec![
         "array",
         "setting",
         "expected",
         "actual",
         "source",
         "compliant",
-    ]);
+    ];
+    if reasons {
+        header.push("why");
+    }
+    let mut t = Table::new(&header);
     let mut notes = String::new();
     let system = [(Json::from("system"), &r["system"], true)];
     let arrays = r["arrays"].as_array().into_iter().flatten();
@@ -66,6 +72,9 @@ pub fn verify(report: &Json) -> String {
             ];
             let mut cells = cells.to_vec();
             cells.extend([source, compliant.to_string()]);
+            if reasons {
+                cells.push(s["reason"].as_str().unwrap_or("").to_string());
+            }
             t.row(cells);
             if let Some(why) = s["held_back"]["reason"].as_str() {
                 let _ = writeln!(notes, "  {name} {setting}: held back: {why}");
@@ -86,13 +95,33 @@ pub fn verify(report: &Json) -> String {
             }
         }
     }
+    // What is not healthy: rows of their own, shown and not counted (docs/reference.md §1).
+    let now = r["now_unix"].as_u64();
+    let arrays = r["arrays"].as_array().into_iter().flatten();
+    let health = arrays.fold(false, |any, a| {
+        super::oncall::verify_rows(&mut t, a, now) | any
+    });
     out.push_str(&t.render());
     out.push_str(&notes);
     for w in r["warnings"].as_array().into_iter().flatten() {
         let _ = writeln!(out, "warning: {}", shown(w));
     }
     let _ = writeln!(out, "{}", shown(&r["msg"]));
+    if health {
+        let _ = writeln!(out, "{}", super::oncall::NOT_COUNTED);
+    }
     out
+}
+
+/// True when a setting's value has a `reason` (the table then has a `why` column).
+fn has_reason(r: &Json) -> bool {
+    let arrays = r["arrays"].as_array().into_iter().flatten();
+    let mut settings = arrays
+        .map(|a| &a["settings"])
+        .chain([&r["system"]])
+        .filter_map(Json::as_object)
+        .flat_map(|m| m.values());
+    settings.any(|s| s["reason"].is_string())
 }
 
 #[cfg(test)]
@@ -139,5 +168,33 @@ mod tests {
         }
         assert!(t.contains("md7\\x1b[2J") && !t.contains('\u{1b}'), "{t}");
         assert!(t.contains("md7\\x1b[2J  -"), "{t}");
+    }
+
+    #[test]
+    fn a_reason_is_the_why_of_its_row_and_health_rows_say_they_are_not_counted() {
+        let report = json!({"msg": "compliant with the persisted state (/etc/mdtune/mdtune.json): 1 array compliant",
+            "persist": {"compared_with": {"file": "/etc/mdtune/mdtune.json"}},
+            "arrays": [{"name": "md0", "level": "raid5", "compliant": true,
+                "members": [{"name": "sdb1", "role": "faulty"}],
+                "health": {"degraded": 1},
+                "settings": {"stripe_cache_size": {"before": 4096, "after": 4096,
+                    "compliant": true, "source": "arrays[1]", "reason": "SAP note 1 \u{1b}"}}}],
+            "system": {}, "warnings": [], "now_unix": 100});
+        let t = verify(&report);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].ends_with("compliant  why"), "{t}");
+        assert!(lines[2].ends_with("yes        SAP note 1 \\x1b"), "{t}");
+        assert!(lines[3].starts_with("md0    degraded"), "{t}");
+        assert_eq!(
+            lines.last(),
+            Some(&super::super::oncall::NOT_COUNTED),
+            "{t}"
+        );
+        // Without a reason there is no why column; without a health row, no footer.
+        let mut plain = report.clone();
+        plain["arrays"][0]["settings"]["stripe_cache_size"]["reason"] = Json::Null;
+        plain["arrays"][0]["health"]["degraded"] = json!(0);
+        let t = verify(&plain);
+        assert!(!t.contains("why") && !t.contains("not counted"), "{t}");
     }
 }

@@ -25,6 +25,7 @@ mod measure;
 mod msg;
 mod no_writes_when_converged;
 mod oncall;
+mod oncall_page;
 mod pause_ends;
 mod pause_signals;
 mod people;

@@ -83,13 +83,14 @@ for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
   [ -f "$p" ] || { fail "$p was not built"; continue; }
   printf '%s\n' "$docdir/mdtune/README.md" "$docdir/mdtune/reference.md" \
-    "$licdir/mdtune/LICENSE" \
+    "$docdir/mdtune/operations.md" "$licdir/mdtune/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz \
     /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer \
     "$libexec/mdtune/mdtune-mdadm-event" \
-    /usr/share/mdtune/prometheus/mdtune-rules.yml | sort >"$tmp/want"
+    /usr/share/mdtune/prometheus/mdtune-rules.yml /usr/share/mdtune/grafana/mdtune.json \
+    | sort >"$tmp/want"
   files "$p" >"$tmp/got"
-  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md, LICENSE, the tick unit and timer (not mdtune-metrics'), the mdadm event script and the alerting rules, nothing else" \
+  check "mdtune.$arch.rpm holds /usr/sbin/mdtune, mdtune(8), README, reference.md, operations.md, LICENSE, the tick unit and timer (not mdtune-metrics'), the mdadm event script, the alerting rules and the Grafana dashboard, nothing else" \
     diff -u "$tmp/want" "$tmp/got"
   check "mdtune.$arch.rpm is for $arch" test "$(rpm -qp --qf '%{ARCH}' "$p")" = "$arch"
   # A static binary needs no library: only the dynamic-linker hash style rpm always records,
@@ -363,8 +364,8 @@ else
     check "the installed mdtune queries the demo host" \
       python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
     dpkg -L mdtune | sort >"$tmp/deb-files"
-    check "dpkg -L mdtune lists mdtune-tick.service and .timer and the mdadm event script" \
-      all_listed "$(printf '%s\n' /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer /usr/lib/mdtune/mdtune-mdadm-event)" "$tmp/deb-files"
+    check "dpkg -L mdtune lists mdtune-tick.service and .timer, the mdadm event script, operations.md and the Grafana dashboard" \
+      all_listed "$(printf '%s\n' /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer /usr/lib/mdtune/mdtune-mdadm-event /usr/share/doc/mdtune/operations.md.gz /usr/share/mdtune/grafana/mdtune.json)" "$tmp/deb-files"
     check "dpkg -L mdtune lists no mdtune-metrics unit (mdtune-tick's replace them)" \
       bash -c "! grep -q mdtune-metrics '$tmp/deb-files'"
     check "the installed mdadm event script is executable" test -x /usr/lib/mdtune/mdtune-mdadm-event

@@ -148,6 +148,8 @@ DEPTH_TEXT = ["", "system", "0", "1", "64", "00100", "16777215", "16777216", "21
               "x", "systemx", "1.5"]
 DEPTH_NUMBER = ["", 0, 1, 32, 16777215, 16777216, -1, 1.5]
 TRISTATE = ["unmanaged", "enabled", "disabled"]  # a select holds nothing else
+REASON = ["", "CHG0042: SAP note 2382421", "x" * 200, "x" * 201, "a\tb", "a\nb", "a\x1bb",
+          "a\u202eb", "ünicode \\ ok"]
 CANDIDATES = {
     "thread_policy": THREADS_TEXT,
     "thread_auto.min": THREADS_NUMBER,
@@ -175,6 +177,8 @@ CANDIDATES = {
     # Short windows only: a candidate that mdtune accepts runs (in check mode) for that long.
     "measure.seconds": ["", 1, 0, 601, 1.5, -1],
     "measure.revert_if_slower": [False, True],
+    "reason": REASON,
+    "arrays.reason": REASON,
 }
 # Values the form refuses although mdtune takes them: stricter on purpose, and said here.
 STRICTER = {

@@ -82,6 +82,7 @@ DEFAULT_BINARY = "/usr/local/sbin/mdtune"
 # the list and those signatures against `mdtune --schema`.
 DESIRED_KEYS = (
     "arrays", "thread_policy", "speed_limit_min", "speed_limit_max", "sync_io_depth", "persist",
+    "reason",
 )
 
 # The keys of one run's measurement (mdtune's ``measure``, ``revert_if_slower``): apply passes
@@ -126,6 +127,7 @@ def apply(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     check_mode=None,
     diff=None,
@@ -143,7 +145,7 @@ def apply(
         List of array entries (``name`` and/or ``uuid`` plus per-array settings:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``, ``sync_boost``: ``{sync_speed_min, sync_speed_max,
+        ``sync_force_parallel``, ``reason``, ``sync_boost``: ``{sync_speed_min, sync_speed_max,
         sync_io_depth, during}`` in force only while the array resyncs, recovers or
         reshapes). Default: every array (``[{"name": "*"}]``).
 
@@ -165,6 +167,12 @@ def apply(
         rule). False: remove what an earlier persist installed, keep the live
         values. Omitted: leave persistence as it is (``persist.diverged`` then
         lists what the persisted state would put back otherwise).
+
+    reason
+        Why these values (a ticket, a vendor note): text of at most 200
+        printable characters. Persisted with the state, shown by
+        ``mdtune --show``/``--verify`` and written into the system log's line;
+        an entry's own ``reason`` covers the settings it sets.
 
     from_pillar
         Start from the pillar ``mdtune`` (:py:func:`desired`); the arguments
@@ -221,6 +229,7 @@ def query(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     diff=None,
     binary=None,

@@ -77,6 +77,7 @@ def managed(
     speed_limit_max=None,
     sync_io_depth=None,
     persist=None,
+    reason=None,
     root=None,
     diff=None,
     binary=None,
@@ -96,7 +97,7 @@ def managed(
         name) and/or ``uuid`` plus the settings to manage:
         ``group_thread_cnt``, ``stripe_cache_size``, ``preread_bypass_threshold``,
         ``skip_copy``, ``sync_speed_min``, ``sync_speed_max``, ``sync_io_depth``,
-        ``sync_force_parallel``, ``sync_boost`` (``{sync_speed_min, sync_speed_max,
+        ``sync_force_parallel``, ``reason``, ``sync_boost`` (``{sync_speed_min, sync_speed_max,
         sync_io_depth, during}``: in force only while the array resyncs, recovers or
         reshapes; ``mdtune --tick`` ends it with the sync). Default: every array.
 
@@ -125,6 +126,10 @@ def managed(
         With ``measure``: a ``slower`` verdict puts the run's writes back; the
         state then reports no change.
 
+    reason
+        Why these values (a ticket, a vendor note), at most 200 printable
+        characters: persisted, shown by ``mdtune --show``/``--verify``, logged.
+
     root
         Prefix for every system path (tests, chroots).
 
@@ -151,6 +156,7 @@ def managed(
         "speed_limit_max": speed_limit_max,
         "sync_io_depth": sync_io_depth,
         "persist": persist,
+        "reason": reason,
         "root": root,
         "binary": binary,
         "measure": measure,

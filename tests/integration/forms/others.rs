@@ -10,7 +10,7 @@ use serde_json::Value;
 fn suma_top(s: &Value) -> Vec<String> {
     keys(s, "input")
         .iter()
-        .filter(|k| k["role"] == "desired state" || name(k) == "persist")
+        .filter(|k| k["role"] == "desired state" || ["persist", "reason"].contains(&name(k)))
         .map(|k| name(k).to_string())
         .collect()
 }
