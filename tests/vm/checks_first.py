@@ -9,6 +9,7 @@ from checks_layouts import layout_checks
 from checks_measure import measure_checks
 from checks_boost import boost_checks
 from checks_pause import pause_checks
+from checks_health import health_checks
 from checks_powercut import powercut_checks
 from checks_udev import second_checks, udev_checks
 from vmlib import ATTRS, P5, R5, array, auto_value, expect, progress, setting
@@ -265,7 +266,7 @@ def scenarios(run):
         ("s9 persist: --udev re-applies after re-assembly", s9),
         ("s9 --udev logs its change; a repeated event logs nothing", s9_log),
         ("s10 revert: originals back on all arrays, persisted files removed", s10),
-    ] + sync_checks(run) + boost_checks(run) + pause_checks(run) + measure_checks(run) + layout_checks(run) + udev_checks(run)
+    ] + sync_checks(run) + boost_checks(run) + pause_checks(run) + measure_checks(run) + layout_checks(run) + health_checks(run) + udev_checks(run)
 
 
 def sync_checks(run):

@@ -19,6 +19,8 @@
 #            resumes the check and exits 1
 #   m1-m3    the effect, measured: --measure against md0's own stat, a change measured under a
 #            steady dd load (throughput decides) and during a throttled check (the sync decides)
+#   h1, h2   health: md6 with a failed member reads degraded; a check of md5 run to its end is
+#            recorded whole with its mismatch_cnt by the tick that sees it end
 #   u1-u6    the udev replay with a real systemd-udevd and mdadm's rules: incremental assembly re-tuned by
 #            the persisted rule, a boot-time resync the rule pauses and resumes, change
 #            events during a resync and for an inactive array, revert, re-assembly straight after
@@ -448,6 +450,27 @@ fact i5.wait.ds $i
 val i5.ended md7 sync_action reshape_position raid_disks
 mdt i5b "$I5"
 val i5b.after md7 group_thread_cnt stripe_cache_size skip_copy
+
+# --- h1, h2: the on-call page's health (docs/operations.md). h1: md6 (raid5) has a member
+# failed by mdadm --fail (i2): the metrics read it degraded, and its frozen recovery frozen by
+# something other than mdtune. h2: a check of md5 run to its end is recorded whole, with its
+# mismatch_cnt, by the tick that sees it end (a first tick sees it run: throttled until then).
+mdtune --metrics >/tmp/h1.metrics 2>&1
+fact h1.metrics.rc $?
+grep -E '^mdtune_array_(degraded|sync_frozen)\{array="md6"' /tmp/h1.metrics | block h1.metrics
+val h1.md6 md6 degraded sync_action
+mdt h2base - --tick --root /
+echo 2000 >/sys/block/md5/md/sync_speed_max
+echo check >/sys/block/md5/md/sync_action
+mdt h2running - --tick --root /
+val h2.running md5 sync_action sync_min sync_max
+echo system >/sys/block/md5/md/sync_speed_max
+i=0; while [ "$(cat /sys/block/md5/md/sync_action)" != idle ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+val h2.done md5 sync_action last_sync_action mismatch_cnt sync_min
+mdt h2end - --tick --root /
+fact h2.record "$(cat /var/lib/mdtune/checks.json 2>&1)"
+mdtune --metrics >/tmp/h2.metrics 2>&1
+grep -E '^mdtune_array_last_check_(end_timestamp_seconds|mismatch_sectors)\{array="md5"' /tmp/h2.metrics | block h2.metrics
 
 # === with udev: systemd-udevd, mdadm's rules and (u*) the rule persist installs ==================
 start_udevd
