@@ -39,8 +39,8 @@ impl Role {
     /// `Faulty`. So `faulty` next to `in_sync` or `spare` is a member with unacknowledged bad
     /// blocks that md still uses: its role is what the other flags say.
     pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
-        let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
-        let has = |f: &str| flags.contains(&f);
+        let state = state.unwrap_or("").trim();
+        let has = |f: &str| state.split(',').any(|flag| flag == f);
         let slot = slot.map(str::trim);
         if has("faulty") && !has("in_sync") && !has("spare") {
             return Role::Faulty;

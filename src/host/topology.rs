@@ -31,7 +31,7 @@ use super::device::{Device, Devices};
 use super::member::{unresolved, Leaf, Member, Role};
 use crate::md::kernel;
 use crate::sys::leads_out;
-use crate::sys::{trimmed, Dir};
+use crate::sys::Dir;
 use std::collections::HashMap;
 use std::io;
 
@@ -79,17 +79,16 @@ impl<'a> Topology<'a> {
         let entries = md.list_with("dev-").unwrap_or_default();
         // Sized once: a member is big, and growing the list would move it several times.
         let mut members = Vec::with_capacity(entries.len());
+        // The paths of a member's files, built in one buffer per array.
+        let mut path = String::new();
         for entry in entries {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };
-            // Joined with concat, not format!: three paths per member (docs/performance.md).
-            let role = Role::from_md(
-                read_text(md, &[entry.as_str(), "/state"].concat()).as_deref(),
-                read_text(md, &[entry.as_str(), "/slot"].concat()).as_deref(),
-            );
-            let link = ["md/", entry.as_str(), "/block"].concat();
-            members.push(self.member(name, array, &link, role));
+            let role = role(md, &mut path, &entry);
+            path.clear();
+            path.extend(["md/", entry.as_str(), "/block"]);
+            members.push(self.member(name, array, &path, role));
         }
         if members.is_empty() {
             for name in self.devices.list(array, "slaves").unwrap_or_default() {
@@ -364,10 +363,24 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
     Some((s.parse().ok()?, n.parse().ok()?))
 }
 
-/// A small file's text under an open directory (a member's `state`, `slot`), trimmed; `None`
-/// when it cannot be read. No component of `name` is followed if it is a link.
-fn read_text(dir: &Dir, name: &str) -> Option<String> {
-    dir.read(name).ok().flatten().map(trimmed)
+/// The role md gives the member of `md/` entry `entry` (`dev-nvme0n1`), from its `state` and
+/// `slot` (`None` for one that cannot be read), each read onto the stack and not kept; `path`
+/// is the buffer their paths are built in. No component is followed if it is a link.
+fn role(md: &Dir, path: &mut String, entry: &str) -> Role {
+    path.clear();
+    path.extend([entry, "/slot"]);
+    let slot_at = path.len();
+    path.extend([entry, "/state"]);
+    let (slot, state) = path.split_at(slot_at);
+    let with_slot =
+        |state: Option<&str>| match md.read_with(slot, |s| Role::from_md(state, Some(s))) {
+            Ok(Some(role)) => role,
+            _ => Role::from_md(state, None),
+        };
+    match md.read_with(state, |state| with_slot(Some(state))) {
+        Ok(Some(role)) => role,
+        _ => with_slot(None),
+    }
 }
 
 #[cfg(test)]
