@@ -38,25 +38,35 @@ impl Out {
             self.buf.resize((end + 16).max(self.buf.len() * 2), 0);
         }
         let to = &mut self.buf[self.at..];
-        // Two overlapping copies of a fixed size cover any length between it and twice it.
+        // Two overlapping moves of a fixed size cover any length between it and twice it (an
+        // array assigned, not `copy_from_slice`, which at opt-level "z" is a `memcpy` call).
         match n {
             0 => {}
             1 => to[0] = b[0],
             2..=3 => {
-                to[..2].copy_from_slice(&b[..2]);
-                to[n - 2..n].copy_from_slice(&b[n - 2..]);
+                set::<2>(to, 0, b);
+                set::<2>(to, n - 2, &b[n - 2..]);
             }
             4..=7 => {
-                to[..4].copy_from_slice(&b[..4]);
-                to[n - 4..n].copy_from_slice(&b[n - 4..]);
+                set::<4>(to, 0, b);
+                set::<4>(to, n - 4, &b[n - 4..]);
             }
             8..=16 => {
-                to[..8].copy_from_slice(&b[..8]);
-                to[n - 8..n].copy_from_slice(&b[n - 8..]);
+                set::<8>(to, 0, b);
+                set::<8>(to, n - 8, &b[n - 8..]);
             }
             _ => to[..n].copy_from_slice(b),
         }
         self.at = end;
+    }
+}
+
+/// Moves the first `N` bytes of `from` to `to[at..]` as one array.
+fn set<const N: usize>(to: &mut [u8], at: usize, from: &[u8]) {
+    if let (Some(to), Some(from)) = (to.get_mut(at..at + N), from.get(..N)) {
+        if let (Ok(to), Ok(from)) = (<&mut [u8; N]>::try_from(to), <&[u8; N]>::try_from(from)) {
+            *to = *from;
+        }
     }
 }
 
