@@ -64,7 +64,9 @@ impl<'a> Topology<'a> {
             devices,
             block_names,
             possible_cpus,
-            cache: HashMap::new(),
+            // Sized once: about one device per block device, and growing would hash every name
+            // again.
+            cache: HashMap::with_capacity(block_names.len()),
         }
     }
 
@@ -124,22 +126,24 @@ impl<'a> Topology<'a> {
         match self.resolve(&disk, 0, checked) {
             Ok(leaves) => {
                 m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
-                m.note = leaves_note(&leaves);
+                m.note = leaves_note(leaves);
                 let direct = leaves.len() == 1 && leaves[0].name == disk.name;
                 if !direct {
-                    m.paths = leaves;
+                    m.paths.clone_from(leaves);
                 }
             }
-            Err(why) => m.problem = Some(why),
+            Err(why) => m.problem = Some(why.clone()),
         }
-        m.device = Some(disk.name.clone());
+        m.device = Some(disk.name);
         m
     }
 
-    /// What `dev` resolves to; `whole` when it is already known not to be a partition.
-    fn resolve(&mut self, dev: &Device, depth: usize, whole: bool) -> Resolved {
-        if let Some(r) = self.cache.get(&dev.name) {
-            return r.clone();
+    /// What `dev` resolves to; `whole` when it is already known not to be a partition. The
+    /// answer is kept, and lent: most devices are met once, and copying it is for the caller
+    /// that keeps it.
+    fn resolve(&mut self, dev: &Device, depth: usize, whole: bool) -> &Resolved {
+        if self.cache.contains_key(&dev.name) {
+            return &self.cache[&dev.name];
         }
         let r = self
             .resolve_uncached(dev, depth, whole)
@@ -151,8 +155,7 @@ impl<'a> Topology<'a> {
                 ),
                 Why::Said(why) => why,
             });
-        self.cache.insert(dev.name.clone(), r.clone());
-        r
+        self.cache.entry(dev.name.clone()).or_insert(r)
     }
 
     fn resolve_uncached(
@@ -170,7 +173,7 @@ impl<'a> Topology<'a> {
         // A partition anywhere in the stack: its queues are its disk's.
         if !whole {
             if let Some(disk) = ok(self.devices.disk_of(dev))?.flatten() {
-                return self.resolve(&disk, depth + 1, false).map_err(Why::Said);
+                return self.resolve(&disk, depth + 1, false).clone().map_err(Why::Said);
             }
         }
         // A nested md array: through its own members and roles, not slaves/, where
@@ -296,7 +299,10 @@ impl<'a> Topology<'a> {
                     "{name}: {link} does not resolve inside sys/"
                 )));
             };
-            leaves.extend(self.resolve(&dev, depth + 1, false).map_err(Why::Said)?);
+            match self.resolve(&dev, depth + 1, false) {
+                Ok(below) => leaves.extend_from_slice(below),
+                Err(why) => return Err(Why::Said(why.clone())),
+            }
         }
         Ok(leaves)
     }
