@@ -168,7 +168,10 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(Some(block)) = sys.dir_under(&["block"]) else {
         return Ok(inv);
     };
-    let block_names = block.list().unwrap_or_default();
+    // Only the names looked up: the arrays, and NVMe path devices (`super::topology`).
+    let block_names = block
+        .list_if(|n| md_name(n) || super::topology::nvme_path(n))
+        .unwrap_or_default();
     let mut md_names: Vec<&String> = block_names
         .iter()
         .filter(|n| md_name(n))

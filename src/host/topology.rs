@@ -45,7 +45,8 @@ const MAX_DEPTH: usize = 16;
 pub(crate) struct Topology<'a> {
     /// How devices are reached and read, confined to `sys/`.
     devices: Devices<'a>,
-    /// The names in `sys/block` (NVMe path devices are found among them).
+    /// The names in `sys/block` that the walk may look up: NVMe path devices (see
+    /// [`nvme_path`]) are found among them.
     block_names: &'a [String],
     /// `cpu/possible`, counted: every blk-mq map spreads these over its queues, which tells the
     /// poll queues apart.
@@ -173,7 +174,10 @@ impl<'a> Topology<'a> {
         // A partition anywhere in the stack: its queues are its disk's.
         if !whole {
             if let Some(disk) = ok(self.devices.disk_of(dev))?.flatten() {
-                return self.resolve(&disk, depth + 1, false).clone().map_err(Why::Said);
+                return self
+                    .resolve(&disk, depth + 1, false)
+                    .clone()
+                    .map_err(Why::Said);
             }
         }
         // A nested md array: through its own members and roles, not slaves/, where
@@ -359,6 +363,12 @@ fn leaves_note(leaves: &[Leaf]) -> Option<String> {
 fn nvme_head(name: &str) -> Option<(u32, u32)> {
     let (s, n) = name.strip_prefix("nvme")?.split_once('n')?;
     Some((s.parse().ok()?, n.parse().ok()?))
+}
+
+/// Whether `name` is an NVMe path device (`nvme<S>c<C>n<N>`): the names of `sys/block` that
+/// the walk looks up (beside the arrays).
+pub(super) fn nvme_path(name: &str) -> bool {
+    nvme_path_of(name).is_some()
 }
 
 /// `nvme<S>c<C>n<N>` -> (S, N).

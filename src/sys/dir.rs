@@ -244,9 +244,15 @@ impl Dir {
     /// This directory's entry names that start with `prefix`, sorted: the others are not
     /// copied (an array's `md/` holds about 40 attributes beside its `dev-*` members).
     pub(crate) fn list_with(&self, prefix: &str) -> io::Result<Vec<String>> {
+        self.list_if(|name| name.starts_with(prefix))
+    }
+
+    /// This directory's entry names that `pick` accepts, sorted: the others are not copied
+    /// (`sys/block` holds every disk and partition beside the md arrays).
+    pub(crate) fn list_if(&self, pick: impl Fn(&str) -> bool) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
         for_each_in(&self.fd, self.end, &mut |name| {
-            if name.starts_with(prefix) {
+            if pick(name) {
                 names.push(name.to_string());
             }
         })?;
