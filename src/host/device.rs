@@ -146,7 +146,16 @@ impl<'a> Devices<'a> {
     /// the poll queues are the last entries whose CPUs add up to the `possible` CPUs. `Err` says
     /// why they cannot be told apart.
     pub(crate) fn poll_queues(&self, dev: &Device, possible: Option<u64>) -> Result<u64, String> {
-        if self.read(dev, "queue/io_poll").ok().flatten().as_deref() != Some("1") {
+        // Looked at, not kept: read onto the stack where the device is open.
+        let polled = match &dev.at {
+            At::Open(dir) => dir.read_with("queue/io_poll", |t| t == "1").ok().flatten(),
+            At::Path(_) => self
+                .read(dev, "queue/io_poll")
+                .ok()
+                .flatten()
+                .map(|t| t == "1"),
+        };
+        if polled != Some(true) {
             return Ok(0);
         }
         let name = &dev.name;

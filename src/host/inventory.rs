@@ -107,6 +107,15 @@ fn read_opt(dir: &Dir, name: &str) -> Result<Option<String>, InventoryError> {
         .map_err(|e| read_err(&dir.path().join(name), e))
 }
 
+/// `f` of the trimmed text of file `name` of `dir`, read onto the stack and not kept; of `""`
+/// when it does not exist.
+fn look<R>(dir: &Dir, name: &str, f: impl Fn(&str) -> R) -> Result<R, InventoryError> {
+    match dir.read_with(name, &f) {
+        Ok(r) => Ok(r.unwrap_or_else(|| f(""))),
+        Err(e) => Err(read_err(&dir.path().join(name), e)),
+    }
+}
+
 /// Maps link targets' file names to the link names in `dir` (udev's `dev/md`, `dev/disk/by-id`).
 fn links_by_target(root: &Root, dir: &str, prefix: &str) -> HashMap<String, Vec<String>> {
     let mut map: HashMap<String, Vec<String>> = HashMap::new();
@@ -159,7 +168,10 @@ pub fn read(root: &Root, scope: &Scope) -> Result<Inventory, InventoryError> {
     let Ok(Some(block)) = sys.dir_under(&["block"]) else {
         return Ok(inv);
     };
-    let block_names = block.list().unwrap_or_default();
+    // Only the names looked up: the arrays, and NVMe path devices (`super::topology`).
+    let block_names = block
+        .list_if(|n| md_name(n) || super::topology::nvme_path(n))
+        .unwrap_or_default();
     let mut md_names: Vec<&String> = block_names
         .iter()
         .filter(|n| md_name(n))
@@ -270,15 +282,13 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
         Ok(trimmed(read_opt(md, f)?.unwrap_or_default()))
     };
     // An all-zero md/uuid (external metadata) is unknown: udev's link has the real one.
-    a.uuid = read_opt(md, "uuid")?
-        .and_then(|u| crate::md::uuid_hex(u.trim()))
-        .filter(|u| u.bytes().any(|b| b != b'0'));
+    a.uuid = look(md, "uuid", crate::md::uuid_hex)?.filter(|u| u.bytes().any(|b| b != b'0'));
     a.level = text("level")?;
     a.array_state = text("array_state")?;
     a.metadata_version = text("metadata_version")?;
     // The disks of a raid4/5/6 stripe: the stripe cache holds a page of each per stripe.
     if scope.stripe_disks && matches!(a.level.as_str(), "raid4" | "raid5" | "raid6") {
-        a.raid_disks = text("raid_disks")?.parse().ok();
+        a.raid_disks = look(md, "raid_disks", |t| t.parse().ok())?;
     }
     // A raid10 resync, check or repair counts the array's sectors: the report says what that
     // is per member.
@@ -293,22 +303,25 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
         };
     }
     for &attr in &scope.attrs {
+        let parse = |t: &str| {
+            crate::md::parse_value(attr.kind(), t).ok_or_else(|| {
+                let (array, attr) = (a.name.clone(), attr.name().to_string());
+                match t {
+                    "" => InventoryError::Empty { array, attr },
+                    text => InventoryError::Parse {
+                        array,
+                        attr,
+                        text: text.to_string(),
+                    },
+                }
+            })
+        };
         // Absent files are how the kernel says the level lacks the attribute (ENOENT).
-        let Some(t) = read_opt(md, attr.name())? else {
+        let read = md.read_with(attr.name(), parse);
+        let Some(v) = read.map_err(|e| read_err(&md.path().join(attr.name()), e))? else {
             continue;
         };
-        let v = crate::md::parse_value(attr.kind(), &t).ok_or_else(|| {
-            let (array, attr) = (a.name.clone(), attr.name().to_string());
-            match t.trim() {
-                "" => InventoryError::Empty { array, attr },
-                text => InventoryError::Parse {
-                    array,
-                    attr,
-                    text: text.to_string(),
-                },
-            }
-        })?;
-        a.values.insert(attr, v);
+        a.values.insert(attr, v?);
     }
     if let Some(action) = read_opt(md, "sync_action")? {
         let action = trimmed(action);
@@ -317,8 +330,8 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
         }
         a.sync = Some(Sync {
             action,
-            completed: crate::md::parse_progress(&text("sync_completed")?),
-            speed_kib_s: text("sync_speed")?.parse().ok(),
+            completed: look(md, "sync_completed", crate::md::parse_progress)?,
+            speed_kib_s: look(md, "sync_speed", |t| t.parse().ok())?,
             release: None,
             frozen_by: None,
             boost: None,
@@ -327,9 +340,11 @@ fn read_array(a: &mut Array, md: &Dir, scope: &Scope) -> Result<(), InventoryErr
             a.health = Some(super::health::read(md));
         }
     }
-    let position = text("reshape_position")?;
-    if a.reshape.is_none() && !matches!(position.as_str(), "" | "none") {
-        a.reshape = Some(format!("reshape_position is {position}"));
+    let position = look(md, "reshape_position", |p| {
+        (!matches!(p, "" | "none")).then(|| format!("reshape_position is {p}"))
+    })?;
+    if a.reshape.is_none() {
+        a.reshape = position;
     }
     Ok(())
 }

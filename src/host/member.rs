@@ -39,8 +39,15 @@ impl Role {
     /// `Faulty`. So `faulty` next to `in_sync` or `spare` is a member with unacknowledged bad
     /// blocks that md still uses: its role is what the other flags say.
     pub(crate) fn from_md(state: Option<&str>, slot: Option<&str>) -> Role {
-        let flags: Vec<&str> = state.unwrap_or("").trim().split(',').collect();
-        let has = |f: &str| flags.contains(&f);
+        // The flags this looks at, found in one pass over the list.
+        const FLAGS: [&str; 5] = ["faulty", "in_sync", "spare", "journal", "replacement"];
+        let mut seen = [false; FLAGS.len()];
+        for flag in state.unwrap_or("").trim().split(',') {
+            if let Some(i) = FLAGS.iter().position(|f| *f == flag) {
+                seen[i] = true;
+            }
+        }
+        let has = |f: &str| FLAGS.iter().position(|g| *g == f).is_some_and(|i| seen[i]);
         let slot = slot.map(str::trim);
         if has("faulty") && !has("in_sync") && !has("spare") {
             return Role::Faulty;

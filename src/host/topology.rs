@@ -31,7 +31,7 @@ use super::device::{Device, Devices};
 use super::member::{unresolved, Leaf, Member, Role};
 use crate::md::kernel;
 use crate::sys::leads_out;
-use crate::sys::{trimmed, Dir};
+use crate::sys::Dir;
 use std::collections::HashMap;
 use std::io;
 
@@ -45,7 +45,8 @@ const MAX_DEPTH: usize = 16;
 pub(crate) struct Topology<'a> {
     /// How devices are reached and read, confined to `sys/`.
     devices: Devices<'a>,
-    /// The names in `sys/block` (NVMe path devices are found among them).
+    /// The names in `sys/block` that the walk may look up: NVMe path devices (see
+    /// [`nvme_path`]) are found among them.
     block_names: &'a [String],
     /// `cpu/possible`, counted: every blk-mq map spreads these over its queues, which tells the
     /// poll queues apart.
@@ -64,7 +65,9 @@ impl<'a> Topology<'a> {
             devices,
             block_names,
             possible_cpus,
-            cache: HashMap::new(),
+            // Sized once: about one device per block device, and growing would hash every name
+            // again.
+            cache: HashMap::with_capacity(block_names.len()),
         }
     }
 
@@ -79,17 +82,16 @@ impl<'a> Topology<'a> {
         let entries = md.list_with("dev-").unwrap_or_default();
         // Sized once: a member is big, and growing the list would move it several times.
         let mut members = Vec::with_capacity(entries.len());
+        // The paths of a member's files, built in one buffer per array.
+        let mut path = String::new();
         for entry in entries {
             let Some(name) = entry.strip_prefix("dev-") else {
                 continue;
             };
-            // Joined with concat, not format!: three paths per member (docs/performance.md).
-            let role = Role::from_md(
-                read_text(md, &[entry.as_str(), "/state"].concat()).as_deref(),
-                read_text(md, &[entry.as_str(), "/slot"].concat()).as_deref(),
-            );
-            let link = ["md/", entry.as_str(), "/block"].concat();
-            members.push(self.member(name, array, &link, role));
+            let role = role(md, &mut path, &entry);
+            path.clear();
+            path.extend(["md/", entry.as_str(), "/block"]);
+            members.push(self.member(name, array, &path, role));
         }
         if members.is_empty() {
             for name in self.devices.list(array, "slaves").unwrap_or_default() {
@@ -125,22 +127,24 @@ impl<'a> Topology<'a> {
         match self.resolve(&disk, 0, checked) {
             Ok(leaves) => {
                 m.hw_queues = leaves.iter().map(|l| l.hw_queues).min();
-                m.note = leaves_note(&leaves);
+                m.note = leaves_note(leaves);
                 let direct = leaves.len() == 1 && leaves[0].name == disk.name;
                 if !direct {
-                    m.paths = leaves;
+                    m.paths.clone_from(leaves);
                 }
             }
-            Err(why) => m.problem = Some(why),
+            Err(why) => m.problem = Some(why.clone()),
         }
-        m.device = Some(disk.name.clone());
+        m.device = Some(disk.name);
         m
     }
 
-    /// What `dev` resolves to; `whole` when it is already known not to be a partition.
-    fn resolve(&mut self, dev: &Device, depth: usize, whole: bool) -> Resolved {
-        if let Some(r) = self.cache.get(&dev.name) {
-            return r.clone();
+    /// What `dev` resolves to; `whole` when it is already known not to be a partition. The
+    /// answer is kept, and lent: most devices are met once, and copying it is for the caller
+    /// that keeps it.
+    fn resolve(&mut self, dev: &Device, depth: usize, whole: bool) -> &Resolved {
+        if self.cache.contains_key(&dev.name) {
+            return &self.cache[&dev.name];
         }
         let r = self
             .resolve_uncached(dev, depth, whole)
@@ -152,8 +156,7 @@ impl<'a> Topology<'a> {
                 ),
                 Why::Said(why) => why,
             });
-        self.cache.insert(dev.name.clone(), r.clone());
-        r
+        self.cache.entry(dev.name.clone()).or_insert(r)
     }
 
     fn resolve_uncached(
@@ -171,7 +174,10 @@ impl<'a> Topology<'a> {
         // A partition anywhere in the stack: its queues are its disk's.
         if !whole {
             if let Some(disk) = ok(self.devices.disk_of(dev))?.flatten() {
-                return self.resolve(&disk, depth + 1, false).map_err(Why::Said);
+                return self
+                    .resolve(&disk, depth + 1, false)
+                    .clone()
+                    .map_err(Why::Said);
             }
         }
         // A nested md array: through its own members and roles, not slaves/, where
@@ -297,7 +303,10 @@ impl<'a> Topology<'a> {
                     "{name}: {link} does not resolve inside sys/"
                 )));
             };
-            leaves.extend(self.resolve(&dev, depth + 1, false).map_err(Why::Said)?);
+            match self.resolve(&dev, depth + 1, false) {
+                Ok(below) => leaves.extend_from_slice(below),
+                Err(why) => return Err(Why::Said(why.clone())),
+            }
         }
         Ok(leaves)
     }
@@ -356,6 +365,12 @@ fn nvme_head(name: &str) -> Option<(u32, u32)> {
     Some((s.parse().ok()?, n.parse().ok()?))
 }
 
+/// Whether `name` is an NVMe path device (`nvme<S>c<C>n<N>`): the names of `sys/block` that
+/// the walk looks up (beside the arrays).
+pub(super) fn nvme_path(name: &str) -> bool {
+    nvme_path_of(name).is_some()
+}
+
 /// `nvme<S>c<C>n<N>` -> (S, N).
 fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
     let (s, rest) = name.strip_prefix("nvme")?.split_once('c')?;
@@ -364,10 +379,24 @@ fn nvme_path_of(name: &str) -> Option<(u32, u32)> {
     Some((s.parse().ok()?, n.parse().ok()?))
 }
 
-/// A small file's text under an open directory (a member's `state`, `slot`), trimmed; `None`
-/// when it cannot be read. No component of `name` is followed if it is a link.
-fn read_text(dir: &Dir, name: &str) -> Option<String> {
-    dir.read(name).ok().flatten().map(trimmed)
+/// The role md gives the member of `md/` entry `entry` (`dev-nvme0n1`), from its `state` and
+/// `slot` (`None` for one that cannot be read), each read onto the stack and not kept; `path`
+/// is the buffer their paths are built in. No component is followed if it is a link.
+fn role(md: &Dir, path: &mut String, entry: &str) -> Role {
+    path.clear();
+    path.extend([entry, "/slot"]);
+    let slot_at = path.len();
+    path.extend([entry, "/state"]);
+    let (slot, state) = path.split_at(slot_at);
+    let with_slot =
+        |state: Option<&str>| match md.read_with(slot, |s| Role::from_md(state, Some(s))) {
+            Ok(Some(role)) => role,
+            _ => Role::from_md(state, None),
+        };
+    match md.read_with(state, |state| with_slot(Some(state))) {
+        Ok(Some(role)) => role,
+        _ => with_slot(None),
+    }
 }
 
 #[cfg(test)]

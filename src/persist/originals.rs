@@ -6,7 +6,6 @@
 //! run. The persisted desired state lives in [`super::state`].
 
 use super::error::PersistError;
-use super::state::read_opt;
 use crate::apply::{ApplyError, Target, Write};
 use crate::host::Inventory;
 use crate::md::{Attr, Kind, SpeedLimit, Value};
@@ -60,12 +59,13 @@ impl Originals {
             path: dir.display().to_string(),
             source,
         };
-        let entries = match root.dir_beneath(&dir).map_err(read_err)? {
+        let opened = root.dir_beneath(&dir).map_err(read_err)?;
+        let entries = match &opened {
             Some(d) => d.list().map_err(read_err)?,
             None => Vec::new(),
         };
-        let entries = entries.iter().map(|name| dir.join(name));
-        for path in entries {
+        for name in &entries {
+            let path = dir.join(name);
             let Some(key) = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -76,7 +76,19 @@ impl Originals {
             else {
                 continue;
             };
-            let bytes = read_opt(root, &path)?.unwrap_or_default();
+            // Read in the directory just listed, not opened again for each file.
+            let read = opened
+                .as_ref()
+                .map_or(Ok(None), |d| match d.read_bytes(name) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    read => read.map(Some),
+                });
+            let bytes = read
+                .map_err(|source| PersistError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?
+                .unwrap_or_default();
             let corrupt = |why: &str| PersistError::Corrupt {
                 path: path.display().to_string(),
                 why: why.to_string(),

@@ -77,7 +77,8 @@ impl Serialize for Source {
         match self {
             Source::Auto => s.serialize_str("auto"),
             Source::ThreadPolicy => s.serialize_str("thread_policy"),
-            Source::Entry(i) => s.serialize_str(&format!("arrays[{i}]")),
+            // Written straight into the answer, not formatted into a String first.
+            Source::Entry(i) => s.collect_str(&format_args!("arrays[{i}]")),
             Source::Saved => s.serialize_str("saved"),
         }
     }

@@ -12,6 +12,7 @@ mod compliance;
 mod failure;
 mod model;
 mod msg;
+mod out;
 mod setting;
 
 pub use build::build;

@@ -172,10 +172,14 @@ impl Report {
 impl Report {
     /// The report as one line of JSON, keys in the order of docs/reference.md §3.
     pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            serde_json::json!({"changed": false, "failed": true, "warnings": [],
+        let mut out = super::out::Out::for_arrays(self.arrays.len());
+        serde_json::to_writer(&mut out, self)
+            .map_err(|e| e.to_string())
+            .and_then(|()| String::from_utf8(out.into_bytes()).map_err(|e| e.to_string()))
+            .unwrap_or_else(|e| {
+                serde_json::json!({"changed": false, "failed": true, "warnings": [],
                     "msg": format!("cannot encode the report: {e}")})
-            .to_string()
-        })
+                .to_string()
+            })
     }
 }

@@ -12,6 +12,7 @@ use crate::apply::{Outcome, Paused, Target};
 use crate::md::Value;
 use crate::plan::{Diff, Source};
 use crate::spec::{Spec, State};
+use std::fmt::Write as _;
 
 /// What a run did to the targets it planned, as much as a setting's entry needs to know.
 pub(super) struct Ends<'a> {
@@ -115,8 +116,9 @@ pub(super) struct Summary {
 
 impl Summary {
     pub(super) fn add(&mut self, name: &str, before: Value, after: Value) {
-        self.before.push_str(&format!("{name}: {before}\n"));
-        self.after.push_str(&format!("{name}: {after}\n"));
+        // Written into the texts in place, not formatted into a String each first.
+        let _ = writeln!(self.before, "{name}: {before}");
+        let _ = writeln!(self.after, "{name}: {after}");
         if before != after {
             self.due.push(format!("{name} {before} -> {after}"));
         }

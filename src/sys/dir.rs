@@ -48,6 +48,29 @@ pub(super) fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Bytes of a file read onto the stack by [`with_text`] before it takes the heap: every value
+/// of md's and a queue's attributes but a long `state` fits.
+const SHORT: usize = 128;
+
+/// Calls `f` with the text of `file` without its leading and trailing whitespace, read with one
+/// `read` onto the stack when it is shorter than [`SHORT`] bytes (nothing allocated), else read
+/// whole; the text must be UTF-8.
+fn with_text<R>(mut file: File, f: impl FnOnce(&str) -> R) -> io::Result<R> {
+    let mut short = [0u8; SHORT];
+    let n = file.read(&mut short)?;
+    let text = |bytes: &[u8]| {
+        std::str::from_utf8(bytes)
+            .map(|t| f(t.trim()))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    };
+    if n < SHORT {
+        return text(&short[..n]);
+    }
+    let mut bytes = short.to_vec();
+    file.read_to_end(&mut bytes)?;
+    text(&bytes)
+}
+
 pub(super) fn utf8(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }
@@ -155,6 +178,21 @@ impl Dir {
         }
     }
 
+    /// `f` of the text of file `name` (as for [`Dir::read`]), trimmed as by [`trimmed`], for a
+    /// value that is looked at and not kept: a short file is read onto the stack and nothing is
+    /// allocated. `Ok(None)` when it does not exist.
+    pub(crate) fn read_with<R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&str) -> R,
+    ) -> io::Result<Option<R>> {
+        match self.open_plain(name, OFlags::NOFOLLOW) {
+            Ok(fd) => with_text(File::from(fd), f).map(Some),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// What `statx(name, AT_SYMLINK_NOFOLLOW)` says of `name` (one component, not followed):
     /// whether it is a directory, and its link count. `Ok(None)` where the kernel has no `statx`
     /// (before 4.11) or a seccomp filter refuses it: the caller then opens it instead.
@@ -206,9 +244,15 @@ impl Dir {
     /// This directory's entry names that start with `prefix`, sorted: the others are not
     /// copied (an array's `md/` holds about 40 attributes beside its `dev-*` members).
     pub(crate) fn list_with(&self, prefix: &str) -> io::Result<Vec<String>> {
+        self.list_if(|name| name.starts_with(prefix))
+    }
+
+    /// This directory's entry names that `pick` accepts, sorted: the others are not copied
+    /// (`sys/block` holds every disk and partition beside the md arrays).
+    pub(crate) fn list_if(&self, pick: impl Fn(&str) -> bool) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
         for_each_in(&self.fd, self.end, &mut |name| {
-            if name.starts_with(prefix) {
+            if pick(name) {
                 names.push(name.to_string());
             }
         })?;
@@ -315,6 +359,33 @@ mod tests {
             "walk: a linked directory"
         );
         assert!(walk("queue/link").is_err(), "walk: a linked file");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn values_looked_at_are_read_short_or_long_and_trimmed() {
+        let dir = scratch("with");
+        let long = format!(" {}\n", "x".repeat(5000));
+        tree(
+            &dir,
+            &["short= in_sync \n", "empty=", "exact=0123456789abcdef"],
+        );
+        fs::write(dir.join("long"), &long).unwrap();
+        fs::write(dir.join("edge"), "y".repeat(SHORT)).unwrap();
+        fs::write(dir.join("binary"), [0xff, 0xfe]).unwrap();
+        let d = Dir::open(&dir).unwrap();
+        let len = |name: &str| d.read_with(name, |t| (t.len(), t.to_string())).unwrap();
+        assert_eq!(len("short"), Some((7, "in_sync".into())));
+        assert_eq!(len("empty"), Some((0, String::new())));
+        assert_eq!(len("exact").unwrap().1, "0123456789abcdef");
+        assert_eq!(len("long").unwrap().0, 5000);
+        assert_eq!(len("edge").unwrap().0, SHORT);
+        assert_eq!(len("missing"), None);
+        assert!(d.read_with("binary", |_| ()).is_err(), "not UTF-8");
+        for name in ["short", "long", "edge", "exact"] {
+            let read = d.read(name).unwrap().map(trimmed);
+            assert_eq!(read, len(name).map(|(_, t)| t), "{name}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -11,27 +11,68 @@ use super::super::resolve::{resolve, Links};
 use super::{read_all, utf8, Dir};
 use rustix::fs::{readlinkat, Mode, OFlags};
 use rustix::io::Errno;
+use std::cell::RefCell;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// The one buffer a path given in parts is joined in (not kept: only while it is opened).
+    static JOINED: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// `base.join(path.join("/"))`, built in one allocation.
+fn joined(base: &Path, path: &[&str]) -> PathBuf {
+    let len = path.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut joined = OsString::with_capacity(base.as_os_str().len() + len);
+    // As `Path::join`: an absolute path replaces the base, a separator goes between.
+    let absolute = match path {
+        [first, rest @ ..] => first.starts_with('/') || (first.is_empty() && !rest.is_empty()),
+        [] => false,
+    };
+    if !absolute {
+        let base = base.as_os_str();
+        joined.push(base);
+        if !base.is_empty() && !base.as_bytes().ends_with(b"/") {
+            joined.push("/");
+        }
+    }
+    for (i, part) in path.iter().enumerate() {
+        if i > 0 {
+            joined.push("/");
+        }
+        joined.push(part);
+    }
+    PathBuf::from(joined)
+}
 
 impl Dir {
     /// Opens `path` below this directory with `flags`: `Ok(None)` when it is absent, an error of
     /// kind [`LeadsOut`](super::error::LeadsOut) when resolving it would leave this directory.
     fn open_under(&self, path: &[&str], flags: OFlags) -> io::Result<Option<OwnedFd>> {
-        match resolve(
-            self.fd(),
-            &path.join("/"),
-            flags,
-            Mode::empty(),
-            Links::Beneath,
-        ) {
+        let opened = match path {
+            [one] => resolve(self.fd(), one, flags, Mode::empty(), Links::Beneath),
+            _ => JOINED.with(|joined| {
+                let mut joined = joined.borrow_mut();
+                joined.clear();
+                for (i, part) in path.iter().enumerate() {
+                    if i > 0 {
+                        joined.push('/');
+                    }
+                    joined.push_str(part);
+                }
+                resolve(self.fd(), &joined, flags, Mode::empty(), Links::Beneath)
+            }),
+        };
+        match opened {
             Ok(fd) => Ok(Some(fd)),
             Err(e) if matches!(errno(&e), Some(Errno::NOENT | Errno::NOTDIR)) => Ok(None),
             Err(e) if errno(&e) == Some(Errno::XDEV) => Err(leads_out_error(format!(
                 "{} leads out of {}",
-                self.path.join(path.join("/")).display(),
+                joined(&self.path, path).display(),
                 self.path.display()
             ))),
             Err(e) => Err(e),
@@ -56,7 +97,7 @@ impl Dir {
     pub(crate) fn dir_under(&self, path: &[&str]) -> io::Result<Option<Dir>> {
         Ok(self.open_under(path, OFlags::DIRECTORY)?.map(|fd| Dir {
             fd,
-            path: self.path.join(path.join("/")),
+            path: joined(&self.path, path),
             end: self.end,
         }))
     }
@@ -69,7 +110,7 @@ impl Dir {
         let Some(fd) = self.open_under(path, OFlags::DIRECTORY)? else {
             return Ok(None);
         };
-        let via = self.path.join(path.join("/"));
+        let via = joined(&self.path, path);
         let real = readlinkat(
             rustix::fs::CWD,
             format!("/proc/self/fd/{}", fd.as_raw_fd()),
@@ -111,6 +152,30 @@ mod tests {
     use crate::sys::error::leads_out;
     use crate::testing::{scratch, tree};
     use std::fs;
+
+    #[test]
+    fn paths_in_parts_are_joined_as_path_join_joins_them() {
+        for base in ["/sys", "/sys/", "", "rel"] {
+            for parts in [
+                &["block"][..],
+                &["block/md0", "md"],
+                &["block", "md0", "md"],
+                &["a", ""],
+                &["", "b"],
+                &[""],
+                &[],
+                &["", ""],
+                &["/abs", "x"],
+            ] {
+                let base = Path::new(base);
+                assert_eq!(
+                    joined(base, parts),
+                    base.join(parts.join("/")),
+                    "{base:?} {parts:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_followed_link_must_stay_inside_the_directory_it_is_resolved_beneath() {
