@@ -97,7 +97,7 @@ fn sync_boost(a: &Array, ap: &ArrayPlan) -> Option<SyncBoost> {
         return Some(SyncBoost {
             active: b.active,
             during: b.during.clone(),
-            values: b.values.clone(),
+            limits: b.values.clone(),
             saved: b.saved.clone(),
             since: b.since,
         });
@@ -106,7 +106,7 @@ fn sync_boost(a: &Array, ap: &ArrayPlan) -> Option<SyncBoost> {
     Some(SyncBoost {
         active: true,
         during: rec.during.clone(),
-        values: rec.boost_values(),
+        limits: rec.boost_values(),
         saved: Some(rec.saved_values()),
         since: Some(rec.since),
     })

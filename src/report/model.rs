@@ -77,7 +77,9 @@ pub(crate) struct SyncBoost {
     /// True while its values are wanted (its sync runs) or, with no entry giving it, in force.
     pub(crate) active: bool,
     pub(crate) during: Vec<String>,
-    pub(crate) values: BTreeMap<Attr, Value>,
+    /// The boost's sync limits, by setting (`limits`, not `values`: a Jinja `x.values` is the
+    /// dict's method, and Ansible refuses the name for a return value).
+    pub(crate) limits: BTreeMap<Attr, Value>,
     /// The values before the boost, which come back when the sync ends (null: not recorded).
     pub(crate) saved: Option<BTreeMap<Attr, Value>>,
     /// When the boost started, seconds since the epoch (null: not in force).

@@ -114,7 +114,7 @@ pub(super) fn boosted(root: &Root) -> Done {
         .filter_map(|ap| {
             let b = ap.boost.as_ref()?;
             let action = inv.arrays[ap.array].sync.as_ref()?.action.clone();
-            Some(json!({"array": ap.name, "sync": action, "values": b.values,
+            Some(json!({"array": ap.name, "sync": action, "limits": b.values,
                         "saved": b.saved, "since": b.since}))
         })
         .collect();

@@ -126,7 +126,7 @@ fn array(out: &mut String, a: &Json, now: Option<u64>) {
 /// the resync runs (since ...)`; else its values and the syncs it waits for.
 pub(super) fn boost(a: &Json) -> Option<String> {
     let b = &a["sync_boost"];
-    let values = b["values"].as_object()?;
+    let values = b["limits"].as_object()?;
     let during: Vec<String> = b["during"].as_array()?.iter().map(shown).collect();
     if b["active"] == true && b["saved"].is_object() {
         let changes: Vec<String> = values

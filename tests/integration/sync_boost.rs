@@ -101,7 +101,7 @@ fn a_raid10_resync_runs_boosted_and_the_tick_after_its_end_puts_the_limits_back(
     assert_eq!(b["active"], true);
     assert_eq!(b["during"], json!(["resync", "recover", "reshape"]));
     assert_eq!(
-        b["values"],
+        b["limits"],
         json!({"sync_speed_min": 500_000, "sync_speed_max": 900_000})
     );
     assert_eq!(

@@ -170,6 +170,11 @@ CANDIDATES = {
     "arrays.sync_speed_max": SPEED_TEXT,
     "arrays.sync_io_depth": DEPTH_TEXT,
     "arrays.sync_force_parallel": TRISTATE,
+    "arrays.sync_boost.sync_speed_min": SPEED_TEXT,
+    "arrays.sync_boost.sync_speed_max": SPEED_TEXT,
+    "arrays.sync_boost.sync_io_depth": DEPTH_TEXT,
+    "arrays.sync_boost.during": ["", "resync", "resync, recover", "check,repair", " reshape ",
+                                 "scrub", "resync recover", "RESYNC", "idle"],
     "speed_limit_min": SPEED_NUMBER,
     "speed_limit_max": SPEED_NUMBER,
     "sync_io_depth": DEPTH_NUMBER,
@@ -184,6 +189,7 @@ CANDIDATES = {
 STRICTER = {
     "thread_policy": [" 8"],  # mdtune trims blanks
     "arrays.$key": ["md[01]", "**"],  # bracket globs and ** (a glob crate rule) are not offered
+    "arrays.sync_boost.during": ["resync,"],  # an empty item of the list is not offered
 }
 # Fields that are the formula's own, not mdtune's input (map.jinja uses them for file.managed,
 # pkg.installed and the metrics timer's service.running).
@@ -219,9 +225,15 @@ def js_default(element, key=False):
     return element.get("$default", "")
 
 
+def untouched_fields(node):
+    """A group's fields as the form saves them untouched (a nested group as its own dict)."""
+    return {name: untouched_fields(el) if el.get("$type") in ("group", "namespace") else js_default(el)
+            for name, el in node.items() if not name.startswith("$")}
+
+
 def untouched_item():
     """The sample item Uyuni adds to an empty edit-group ($newItemValue), as saved."""
-    return {name: js_default(el) for name, el in prototype.items() if not name.startswith("$")}
+    return untouched_fields(prototype)
 
 
 def untouched_form():
@@ -250,11 +262,16 @@ def set_field(system, path, value):
     if parts[0] == "arrays":
         item = dict(untouched_item(), stripe_cache_size=32768) if parts[1] == "preread_bypass_threshold" \
             else untouched_item()
+        if parts[1:] == ["sync_boost", "during"]:
+            item["sync_boost"]["sync_speed_max"] = "500000"  # a boost to be in force during them
         key = "md*"
         if parts[1] == "$key":
             key = value
         else:
-            item[parts[1]] = value
+            node = item
+            for part in parts[1:-1]:
+                node = node[part]
+            node[parts[-1]] = value
         data["mdtune"]["arrays"] = {key: item}
         return data
     node = data["mdtune"]
@@ -262,6 +279,13 @@ def set_field(system, path, value):
         node = node[part]
     node[parts[-1]] = value
     return data
+
+
+def field_of(item, parts):
+    """The value of a field of an edit-group item by its path inside it (a nested group's too)."""
+    for part in parts:
+        item = item.get(part) if isinstance(item, dict) else None
+    return item
 
 
 # --- 1. the form's rules are ones Uyuni enforces -------------------------------------------
@@ -345,7 +369,7 @@ sample = untouched["mdtune"]["arrays"]
 problems = []
 for path, element in leaves(layout["mdtune"]):
     if path.startswith("arrays.") and path != "arrays.$key":
-        value = sample.get("*", {}).get(path.split(".")[1])
+        value = field_of(sample.get("*", {}), path.split(".")[1:])
         if not form_accepts(element, value)[0]:
             problems.append(f"{path}: {value!r}")
 check("the edit-group's sample item ($prototype) is valid as it stands: key '*', every field empty",
@@ -361,9 +385,9 @@ for path, element in leaves(layout["mdtune"]):
     parts = path.split(".")
     if parts[0] == "arrays":
         for key, item in example["mdtune"]["arrays"].items():
-            value = key if parts[1] == "$key" else item.get(parts[1])
+            value = key if parts[1] == "$key" else field_of(item, parts[1:])
             if not form_accepts(element, value, key=parts[1] == "$key")[0]:
-                problems.append(f"arrays.{key}.{parts[1]}: {value!r}")
+                problems.append(f"arrays.{key}.{'.'.join(parts[1:])}: {value!r}")
         continue
     node = example["mdtune"]
     for part in parts:

@@ -14,7 +14,7 @@ def boost_checks(run):
         expect(run.val("b1.before", "md1/sync_action"), "resync", "harness: md1 resyncs before b1")
         r = run.result("b1a")
         b = r["arrays"][0]["sync_boost"]
-        expect((b["active"], b["values"]), (True, {"sync_speed_min": 1000000, "sync_speed_max": 2000000}),
+        expect((b["active"], b["limits"]), (True, {"sync_speed_min": 1000000, "sync_speed_max": 2000000}),
                "b1a: the boost is active with its values")
         expect(run.val("b1a.after", "md1/sync_speed_min"), "1000000 (local)", "md1/sync_speed_min while boosted")
         expect(run.val("b1a.after", "md1/sync_speed_max"), "2000000 (local)", "md1/sync_speed_max while boosted")

@@ -311,7 +311,7 @@ def desired(fresh=False):
       glob first, so an exact name overrides a glob;
     - empty fields (``""``, null) and ``unmanaged`` are left out (the setting is
       left alone); ``enabled``/``disabled`` become true/false; the ``sync_boost``
-      group keeps its filled fields (none: no boost), its ``during`` text split at commas;
+      group keeps its filled fields (no value filled: no boost), its ``during`` text split at commas;
     - ``thread_policy`` ``""`` is ``auto``; ``thread_auto`` (min, max, combine)
       bounds it only when it is ``auto`` (``{mode: auto, ...}``);
     - ``deploy``, ``install`` and ``metrics`` (the formula's own switches) are not passed;
@@ -492,14 +492,17 @@ def _arrays(value):
 
 
 def _boost(value):
-    """A sync_boost from the form's group: its empty fields left out (none left: no boost), and
-    ``during`` as the form's comma-separated text made a list."""
+    """A sync_boost from the form's group: its empty fields left out, and ``during`` as the
+    form's comma-separated text made a list. No value filled in is no boost, as the form says,
+    whatever ``during`` holds (a ``during`` alone would boost nothing)."""
     if not isinstance(value, dict):
         return value
     boost = {k: v for k, v in value.items() if v not in _UNSET}
     during = boost.get("during")
     if isinstance(during, str):
         boost["during"] = [d.strip() for d in during.split(",") if d.strip()]
+    if set(boost) <= {"during"} and isinstance(during, str):
+        return None
     return boost or None
 
 
