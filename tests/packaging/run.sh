@@ -113,7 +113,7 @@ for arch in x86_64 aarch64 ppc64le; do
       grep -q 'enable mdtune-tick.timer' '$tmp/scripts-$arch' &&
       grep -q 'disable --now mdtune-tick.timer' '$tmp/scripts-$arch'"
   # Every path the man page names under /usr/share/doc is a file of this package.
-  named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
+  named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u)
   check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
     all_listed "$named" "$tmp/got"
   bin=$tmp/x-$arch/usr/sbin/mdtune
@@ -369,7 +369,7 @@ else
     check "dpkg -L mdtune lists no mdtune-metrics unit (mdtune-tick's replace them)" \
       bash -c "! grep -q mdtune-metrics '$tmp/deb-files'"
     check "the installed mdadm event script is executable" test -x /usr/lib/mdtune/mdtune-mdadm-event
-    named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.]$//' | sort -u)
+    named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u)
     check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
       all_listed "$named" "$tmp/deb-files"
     apt-get remove -y -q mdtune >/dev/null 2>&1
