@@ -126,10 +126,10 @@ fn array(out: &mut String, a: &Json, now: Option<u64>) {
 /// the resync runs (since ...)`; else its values and the syncs it waits for.
 pub(super) fn boost(a: &Json) -> Option<String> {
     let b = &a["sync_boost"];
-    let values = b["limits"].as_object()?;
+    let limits = b["limits"].as_object()?;
     let during: Vec<String> = b["during"].as_array()?.iter().map(shown).collect();
     if b["active"] == true && b["saved"].is_object() {
-        let changes: Vec<String> = values
+        let changes: Vec<String> = limits
             .iter()
             .map(|(k, v)| {
                 format!(
@@ -149,7 +149,7 @@ pub(super) fn boost(a: &Json) -> Option<String> {
             shown(&a["sync"]["action"])
         ));
     }
-    let wanted: Vec<String> = values
+    let wanted: Vec<String> = limits
         .iter()
         .map(|(k, v)| format!("{} {}", shown(&k.as_str().into()), shown(v)))
         .collect();

@@ -36,6 +36,11 @@ all_listed() {
   [ -n "$1" ] || { echo "no paths"; return 1; }
   while read -r f; do grep -qxF "$f" "$2" || { echo "not in the package: $f"; return 1; }; done <<<"$1"
 }
+# doc_paths_named MANPAGE_GZ: the paths under /usr/share/doc the man page names, one per line
+# (roff's \- undone; a sentence's closing . : or ; is not part of the path).
+doc_paths_named() {
+  zcat "$1" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u
+}
 check() { # DESCRIPTION COMMAND...: pass when the command succeeds
   local what=$1; shift
   if "$@"; then pass "$what"; else fail "$what"; fi
@@ -113,7 +118,7 @@ for arch in x86_64 aarch64 ppc64le; do
       grep -q 'enable mdtune-tick.timer' '$tmp/scripts-$arch' &&
       grep -q 'disable --now mdtune-tick.timer' '$tmp/scripts-$arch'"
   # Every path the man page names under /usr/share/doc is a file of this package.
-  named=$(zcat "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u)
+  named=$(doc_paths_named "$tmp/x-$arch/usr/share/man/man8/mdtune.8.gz")
   check "mdtune.$arch.rpm: the man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
     all_listed "$named" "$tmp/got"
   bin=$tmp/x-$arch/usr/sbin/mdtune
@@ -369,7 +374,7 @@ else
     check "dpkg -L mdtune lists no mdtune-metrics unit (mdtune-tick's replace them)" \
       bash -c "! grep -q mdtune-metrics '$tmp/deb-files'"
     check "the installed mdadm event script is executable" test -x /usr/lib/mdtune/mdtune-mdadm-event
-    named=$(zcat /usr/share/man/man8/mdtune.8.gz | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u)
+    named=$(doc_paths_named /usr/share/man/man8/mdtune.8.gz)
     check "the .deb's man page names its docs where the package has them ($(paste -sd' ' <<<"$named"))" \
       all_listed "$named" "$tmp/deb-files"
     apt-get remove -y -q mdtune >/dev/null 2>&1

@@ -268,17 +268,18 @@ def set_field(system, path, value):
         if parts[1] == "$key":
             key = value
         else:
-            node = item
-            for part in parts[1:-1]:
-                node = node[part]
-            node[parts[-1]] = value
+            put_field(item, parts[1:], value)
         data["mdtune"]["arrays"] = {key: item}
         return data
-    node = data["mdtune"]
+    put_field(data["mdtune"], parts, value)
+    return data
+
+
+def put_field(node, parts, value):
+    """Set the field at the path PARTS inside NODE (through its nested groups)."""
     for part in parts[:-1]:
         node = node[part]
     node[parts[-1]] = value
-    return data
 
 
 def field_of(item, parts):

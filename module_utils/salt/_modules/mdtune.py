@@ -501,8 +501,8 @@ def _boost(value):
     during = boost.get("during")
     if isinstance(during, str):
         boost["during"] = [d.strip() for d in during.split(",") if d.strip()]
-    if set(boost) <= {"during"} and isinstance(during, str):
-        return None
+        if len(boost) == 1:  # the form's during alone: no value filled in
+            return None
     return boost or None
 
 
