@@ -13,13 +13,16 @@
 #   ruff         `ruff check` on every Python file git tracks: a .py file, or a file without an
 #                ending with a python shebang; rules and target version in ruff.toml. `ruff format`
 #                is not enforced (it would rewrite most files).
+#   yaml         tests/lint/yaml_parses.py on every .yml/.yaml file git tracks and the form's
+#                pillar.example: the module docs, the form, the rules and the playbooks parse (a
+#                broken one would otherwise surface minutes later as every Ansible check failing)
 #   modules-test tests/lint/test_modules.py, the module checker's self-test
 #   modules      tests/lint/modules.py on src/: no import cycle, no file over 400 lines of non-test
 #                code
 #   unsafe       no `unsafe` in src/ but the crate's #![forbid(unsafe_code)], no extern "C" block
 #   targets      `cargo check` of the crate for i686 and armhf (32-bit Linux, whose system call
 #                tables rustix keeps): the floor builds for more than the release targets
-# Tools: shellcheck from Debian, ruff (pinned) in the venv ${MDTUNE_VENV:-<repo>/.venv}, both
+# Tools: shellcheck from Debian, ruff (pinned) and PyYAML in the venv ${MDTUNE_VENV:-<repo>/.venv}, both
 # installed by .ci/setup-lint.sh. A missing tool fails its step and says how to install it.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
@@ -75,6 +78,17 @@ run_ruff() {
   "$ruff" check --no-cache "${files[@]}"
 }
 
+# check_yaml: every tracked YAML file parses (tests/lint/yaml_parses.py).
+check_yaml() {
+  local py=$venv/bin/python files
+  "$py" -c 'import yaml' 2>/dev/null || {
+    echo "PyYAML is missing from $venv: run .ci/setup-python.sh (or: $py -m pip install pyyaml)"
+    return 1
+  }
+  mapfile -t files < <(git ls-files '*.yml' '*.yaml' '*/pillar.example')
+  "$py" tests/lint/yaml_parses.py "${files[@]}"
+}
+
 # check_no_unsafe: `unsafe` appears in src/ only in the forbid attributes, and no `extern "C"`.
 check_no_unsafe() {
   local found
@@ -101,6 +115,7 @@ step fmt cargo fmt --check
 step clippy cargo clippy --all-targets --quiet -- -D warnings -W clippy::too_many_lines
 step shell run_shellcheck
 step ruff run_ruff
+step yaml check_yaml
 step modules-test python3 -m unittest discover -s tests/lint -p 'test_*.py'
 step modules python3 tests/lint/modules.py src
 step unsafe check_no_unsafe
