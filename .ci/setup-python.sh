@@ -16,18 +16,7 @@ has() {
   local dir=$1; shift
   while [ "$1" != -- ]; do [ -x "$dir/bin/$1" ] || return 1; shift; done
   shift
-  "$dir/bin/python3" - "$@" <<'PY'
-import sys
-from importlib.metadata import version, PackageNotFoundError
-from packaging.requirements import Requirement
-for spec in sys.argv[1:]:
-    req = Requirement(spec)
-    try:
-        if not req.specifier.contains(version(req.name), prereleases=True):
-            sys.exit(1)
-    except PackageNotFoundError:
-        sys.exit(1)
-PY
+  "$dir/bin/python3" "$here/.ci/requirements_met.py" "$@"
 }
 
 # setup VENV TOOLS... -- REQUIREMENTS...: the venv with the requirements, in one resolver run (so

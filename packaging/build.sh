@@ -92,18 +92,7 @@ elif ! [ -f "$vendor" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; the
   for d in "$work/vendor-tree/vendor"/*/; do
     crate=$(basename "$d")
     grep -qxF "$crate" <<<"$used" && continue
-    python3 - "$d" <<'PY' || die "cannot make the stub of $crate"
-import json, os, shutil, sys
-d = sys.argv[1]
-package = json.load(open(os.path.join(d, ".cargo-checksum.json")))["package"]
-for entry in os.listdir(d):
-    if entry != "Cargo.toml":
-        path = os.path.join(d, entry)
-        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-os.makedirs(os.path.join(d, "src"))
-open(os.path.join(d, "src", "lib.rs"), "w").close()
-json.dump({"files": {}, "package": package}, open(os.path.join(d, ".cargo-checksum.json"), "w"))
-PY
+    python3 packaging/vendor_stub.py "$d" || die "cannot make the stub of $crate"
     echo "build.sh: $crate is not used by a Linux build: only its manifest is kept"
   done
   tar -C "$work/vendor-tree" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \

@@ -119,22 +119,7 @@ elf_arch() {
 }
 # True if and only if an ELF binary asks for a program interpreter (PT_INTERP): it is dynamically
 # linked. A static binary (musl, or static glibc as the ppc64le build) needs no libc on the host.
-is_dynamic() {
-  "$python" - "$1" <<'PY'
-import struct, sys
-with open(sys.argv[1], "rb") as f:
-    data = f.read()
-end = "<" if data[5] == 1 else ">"
-if data[4] == 2:  # 64-bit
-    phoff, = struct.unpack_from(end + "Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from(end + "HH", data, 0x36)
-else:
-    phoff, = struct.unpack_from(end + "I", data, 0x1C)
-    phentsize, phnum = struct.unpack_from(end + "HH", data, 0x2A)
-types = [struct.unpack_from(end + "I", data, phoff + i * phentsize)[0] for i in range(phnum)]
-sys.exit(0 if 3 in types else 1)
-PY
-}
+is_dynamic() { "$python" "$here/elf_interp.py" "$1"; }
 # The newest glibc symbol version a dynamically linked binary needs (empty for a static binary).
 glibc_needed() {
   is_dynamic "$1" || return 0

@@ -284,12 +284,7 @@ ansible_doc_renders_the_module() {
     grep -q -- "$word" "$tmp/doc.txt" || fail "ansible-doc output lacks '$word'"
   done
   ! grep -qiE '^\[?(ERROR|WARNING)' "$tmp/doc.txt" || { grep -iE 'ERROR|WARNING' "$tmp/doc.txt"; fail "ansible-doc complained"; }
-  "$venv/bin/ansible-doc" -M "$tmp/library" -j mdtune | "$venv/bin/python3" -c '
-import json, sys
-doc = json.load(sys.stdin)["mdtune"]["doc"]
-assert doc["attributes"]["check_mode"]["support"] == "full", doc["attributes"]
-assert doc["attributes"]["diff_mode"]["support"] == "full", doc["attributes"]
-print("ansible-doc -j: %d options, attributes ok" % len(doc["options"]))'
+  "$venv/bin/ansible-doc" -M "$tmp/library" -j mdtune | "$venv/bin/python3" "$repo/tests/ansible/doc_checks.py" attributes
 }
 t "8a. ansible-doc -M <dir> mdtune renders the module" ansible_doc_renders_the_module
 
@@ -436,18 +431,7 @@ ansible_doc_lists_every_module() {
   done
   [ "$(wc -l < "$tmp/list.txt")" -eq ${#expected[@]} ] || fail "expected ${#expected[@]} modules: ${expected[*]}"
   ANSIBLE_LIBRARY='' "$venv/bin/ansible-doc" -t module --json "${expected[@]/#/mdtune.mdraid.}" |
-    "$venv/bin/python3" -c '
-import json, sys
-docs = json.load(sys.stdin)
-for name, d in sorted(docs.items()):
-    doc = d["doc"]
-    assert doc["module"] == name.split(".")[-1], (name, doc["module"])
-    assert d["examples"] and d["return"] and doc["options"], name
-    info = "_info" in name
-    assert ("state" in doc["options"]) != info, (name, sorted(doc["options"]))
-    assert name.endswith(("mdtune", "mdtune_info")) or "build)" in doc["short_description"], name
-    print("%s: %d options, %d return keys" % (name, len(doc["options"]), len(d["return"])))
-assert len(docs) == int(sys.argv[1]), sorted(docs)' ${#expected[@]}
+    "$venv/bin/python3" "$repo/tests/ansible/doc_checks.py" listed ${#expected[@]}
 }
 t "ansible-doc -l mdtune.mdraid lists every module, and each one's docs load (Galaxy's import)" \
   ansible_doc_lists_every_module
@@ -468,17 +452,7 @@ galaxy_importer_loads_every_module() {
     [ -e "$b" ] || continue
     arch=${b##*/mdtune-}; expected+=("mdtune_$arch" "mdtune_info_$arch")
   done
-  "$venv/bin/python3" - "$out/importer_result.json" "${expected[@]}" <<'PY'
-import json, sys
-result = json.load(open(sys.argv[1]))
-expected = sorted(sys.argv[2:])
-modules = sorted(c["name"] for c in result["contents"] if c["content_type"] == "module")
-assert modules == expected, "Galaxy would list %s, expected %s" % (modules, expected)
-docs = {d["content_name"]: d["doc_strings"] for d in result["docs_blob"]["contents"]}
-for name in expected:
-    assert docs.get(name, {}).get("doc", {}).get("options"), "no documentation for %s" % name
-print("galaxy-importer: %d modules, each with its documentation: %s" % (len(modules), ", ".join(modules)))
-PY
+  "$venv/bin/python3" "$repo/tests/ansible/doc_checks.py" importer "$out/importer_result.json" "${expected[@]}"
 }
 t "galaxy-importer imports the release tarball and lists every module with its docs" galaxy_importer_loads_every_module
 
@@ -547,30 +521,8 @@ t "the build ships every architecture's binary (x86_64, aarch64, ppc64le), each 
 # FQCN, as a collection user copies them: only the collection installed by 8b resolves them.
 examples_in_the_docs_run() {
   local r; r=$(newroot doc-examples)
-  "$venv/bin/python3" - "$sidecar" "$repo/module_utils/ansible/mdtune_info.yml" "$r" "$tmp/doc-examples.yml" <<'PY' || return 1
-import sys, yaml
-sidecar, info, root, out = sys.argv[1:]
-tasks = []
-for path in (sidecar, info):
-    tasks += yaml.safe_load(yaml.safe_load(open(path))["EXAMPLES"])
-modules = 0
-for task in tasks:
-    task.pop("become", None)
-    short = [k for k in task if k in ("mdtune", "mdtune_info", "ansible.legacy.mdtune")]
-    assert not short, "EXAMPLES task %r uses the short name %s, not the FQCN" % (task.get("name"), short)
-    if "action" in task:
-        assert str(task["action"]).startswith("mdtune.mdraid."), task["action"]
-        task["args"]["root"] = root
-        modules += 1
-    for key in ("mdtune.mdraid.mdtune", "mdtune.mdraid.mdtune_info"):
-        if key in task:
-            task[key] = dict(task[key] or {}, root=root)
-            modules += 1
-assert modules >= 9, "expected at least 9 mdtune tasks in EXAMPLES, found %d" % modules
-play = [{"name": "EXAMPLES", "hosts": "all", "gather_facts": True, "gather_subset": ["min"], "tasks": tasks}]
-yaml.safe_dump(play, open(out, "w"), sort_keys=False)
-print("%d tasks, %d of them mdtune.mdraid modules" % (len(tasks), modules))
-PY
+  "$venv/bin/python3" "$repo/tests/ansible/doc_checks.py" examples-play \
+    "$sidecar" "$repo/module_utils/ansible/mdtune_info.yml" "$r" "$tmp/doc-examples.yml" || return 1
   ANSIBLE_LIBRARY='' play -i "$(inv doc-examples "$r")" "$tmp/doc-examples.yml"
 }
 t "every EXAMPLES task of the docs runs by its FQCN (in order, on a fake root)" examples_in_the_docs_run

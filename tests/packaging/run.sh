@@ -154,14 +154,14 @@ for arch in x86_64 aarch64 ppc64le; do
     rc=0
     out=$("${run[@]}" "$ex" 2>/dev/null) || rc=$?
     check "mdtune.$arch.rpm: a panic under its build flags ends as one JSON failure object, exit 1${run[*]:+ (under ${run[*]})} (exit $rc)" \
-      python3 -c 'import json,sys; d=json.loads(sys.argv[2]); sys.exit(not (sys.argv[1] == "1" and d["failed"] is True and "internal error" in d["msg"]))' "$rc" "$out"
+      python3 tests/packaging/checks.py panic-report "$rc" "$out"
   fi
   got=$("${run[@]}" "$bin" --version 2>&1)
   check "mdtune.$arch.rpm's binary runs${run[*]:+ under ${run[*]}}: $got" test "$got" = "mdtune $version"
   cp -a examples/demo-host "$tmp/host-$arch"
   out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-$arch\"}" | "${run[@]}" "$bin")
   check "mdtune.$arch.rpm's binary queries the demo host (auto gives md0 8 threads)" \
-    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); md0=[a for a in r["arrays"] if a["name"]=="md0"][0]; sys.exit(not (r["failed"] is False and md0["settings"]["group_thread_cnt"]["after"] == 8))' "$out"
+    python3 tests/packaging/checks.py demo-query "$out"
 done
 
 mods=$pkgs/mdtune-salt-modules-$version-1.noarch.rpm
@@ -208,19 +208,7 @@ check "mdtune-salt-modules requires nothing" test ! -s "$tmp/got"
 # The vendor tarball: a directory for each crate of Cargo.lock (not std's), the code only of those
 # a Linux build uses; the others (Windows) only their manifest.
 mkdir -p "$tmp/vendor" && tar -C "$tmp/vendor" -xzf "$pkgs/vendor.tar.gz"
-python3 - "$tmp/vendor/vendor" Cargo.lock >"$tmp/vendor.txt" 2>&1 <<'PY'
-import os, sys, tomllib
-vendor, lock = sys.argv[1:]
-locked = {"%s-%s" % (p["name"], p["version"]) for p in tomllib.load(open(lock, "rb"))["package"] if "source" in p}
-have = set(os.listdir(vendor))
-assert have == locked, "the vendored crates and Cargo.lock's differ in %s" % sorted(have ^ locked)
-stubs = sorted(d for d in have if os.listdir(os.path.join(vendor, d, "src")) == ["lib.rs"]
-               and os.path.getsize(os.path.join(vendor, d, "src", "lib.rs")) == 0)
-assert all(s.startswith("windows-") for s in stubs), stubs
-assert any(s.startswith("windows-sys") for s in stubs), "windows-sys is vendored whole"
-size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(vendor) for f in fs)
-print("%d crates, %d of them manifests only (%s), %.1f MB unpacked" % (len(have), len(stubs), ", ".join(stubs), size / 1e6))
-PY
+python3 tests/packaging/checks.py vendor "$tmp/vendor/vendor" Cargo.lock >"$tmp/vendor.txt" 2>&1
 check "the vendor tarball holds Cargo.lock's crates, the Windows ones as manifests only ($(tail -n1 "$tmp/vendor.txt"); $(stat -c %s "$pkgs/vendor.tar.gz") bytes)" \
   grep -q ' crates, ' "$tmp/vendor.txt"
 
@@ -238,11 +226,7 @@ cp "$pkgs/obs/"*.tar.gz "$obs/SOURCES/"
 check "the OBS files alone make the source RPM (rpmbuild -bs)" \
   rpmbuild --define "_topdir $obs" --nodeps -bs "$obs/SPECS/mdtune.spec"
 check "_service runs OBS's cargo_vendor on the source tarball into the spec's Source1 (vendor.tar.gz)" \
-  python3 -c 'import sys, xml.etree.ElementTree as E
-s = E.parse(sys.argv[1]).getroot().find("service[@name=\"cargo_vendor\"]")
-p = {e.get("name"): e.text for e in s.findall("param")}
-sys.exit(not (p.get("compression") == "gz" and p.get("srctar", "").startswith("mdtune-")
-              and "Source1:        vendor.tar.gz" in open(sys.argv[2]).read()))' "$pkgs/obs/_service" "$pkgs/obs/mdtune.spec"
+  python3 tests/packaging/checks.py obs-service "$pkgs/obs/_service" "$pkgs/obs/mdtune.spec"
 
 # --- RPMs: install into a scratch root, run, remove ------------------------------------------------
 # The scratch root is a copy of the demo host, so that the installed binary can also be run on
@@ -273,7 +257,7 @@ if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   # persist by the packaged binary: the rule runs /usr/sbin/mdtune, no second copy is installed,
   # and a revert leaves the packaged binary alone.
   out=$(echo "{\"persist\": true, \"root\": \"$root\"}" | "$root/usr/sbin/mdtune")
-  check "persist by the packaged binary succeeds" python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["failed"])' "$out"
+  check "persist by the packaged binary succeeds" python3 tests/packaging/checks.py persisted "$out"
   check "its udev rule runs the packaged /usr/sbin/mdtune" \
     grep -q 'RUN+="/usr/sbin/mdtune --udev %k"' "$root/etc/udev/rules.d/90-mdtune.rules"
   check "it installs no second copy in /usr/local/sbin" test ! -e "$root/usr/local/sbin/mdtune"
@@ -367,7 +351,7 @@ else
     cp -a examples/demo-host "$tmp/host-deb"
     out=$(echo "{\"state\": \"query\", \"root\": \"$tmp/host-deb\"}" | mdtune)
     check "the installed mdtune queries the demo host" \
-      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["failed"] is False and r["changed"] is False and len(r["arrays"]) == 5))' "$out"
+      python3 tests/packaging/checks.py installed-query "$out"
     dpkg -L mdtune | sort >"$tmp/deb-files"
     check "dpkg -L mdtune lists mdtune-tick.service and .timer, the mdadm event script, operations.md and the Grafana dashboard" \
       all_listed "$(printf '%s\n' /usr/lib/systemd/system/mdtune-tick.service /usr/lib/systemd/system/mdtune-tick.timer /usr/lib/mdtune/mdtune-mdadm-event /usr/share/doc/mdtune/operations.md.gz /usr/share/mdtune/grafana/mdtune.json)" "$tmp/deb-files"

@@ -64,53 +64,15 @@ else
   not_ok "pillar.example is in metadata/mdtune/, where Uyuni's FormulaFactory.getPillarExample reads it"
 fi
 
-# Salt's own docstring rule for execution modules (tasks/docstrings.py in Salt's repository):
-# every public function has a docstring with "CLI Example:" (case-sensitive), followed by a bash
-# code block of salt commands.
-if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_states/mdtune.py" \
-  "$repo/module_utils/salt/_wrapper/mdtune.py" <<'EOF' 2>&1
-import ast, inspect, re, sys
-problems = []
-for path in sys.argv[1:]:
-    tree = ast.parse(open(path).read())
-    if not ast.get_docstring(tree):
-        problems.append(f"{path}: no module docstring")
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-            continue
-        doc = ast.get_docstring(node, clean=False)
-        if not doc:
-            problems.append(f"{path}: {node.name} has no docstring")
-            continue
-        if "_modules" not in path:
-            continue
-        if not re.search(r"CLI Example(?:s)?:", doc):
-            problems.append(f"{node.name}: no 'CLI Example:' (Salt's checker is case-sensitive)")
-            continue
-        if not re.search(r"CLI Example:\n\n\.\. code-block:: bash\n\n    salt '\*' mdtune\." + node.name,
-                         inspect.cleandoc(doc)):
-            problems.append(f"{node.name}: 'CLI Example:' is not followed by a bash block with salt '*' mdtune.{node.name}")
-assert not problems, "\n".join(problems)
-EOF
-); then ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it"
-else not_ok "docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it" "$out"; fi
-
-# The salt-ssh wrapper stands in for the execution module under salt-ssh: each of its functions
-# takes the arguments of the execution function of the same name.
-if out=$("$py" - "$repo/module_utils/salt/_modules/mdtune.py" "$repo/module_utils/salt/_wrapper/mdtune.py" <<'EOF' 2>&1
-import ast, sys
-def functions(path):
-    tree = ast.parse(open(path).read())
-    return {n.name: ast.dump(n.args) for n in tree.body
-            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
-module, wrapper = map(functions, sys.argv[1:])
-problems = [f"{name}: not in the execution module" for name in wrapper if name not in module]
-problems += [f"{name}: arguments differ from the execution module's" for name in wrapper
-             if name in module and wrapper[name] != module[name]]
-assert not problems, "\n".join(problems)
-EOF
-); then ok "the salt-ssh wrapper's functions take the execution module's arguments"
-else not_ok "the salt-ssh wrapper's functions take the execution module's arguments" "$out"; fi
+# Salt's own docstring rule for execution modules, and the salt-ssh wrapper's arguments against the
+# execution module's (tests/salt/module_source.py says what each checks).
+salt_src=$repo/module_utils/salt
+what="docstrings: every public function documented, execution functions with 'CLI Example:' as Salt checks it"
+if out=$("$py" "$repo/tests/salt/module_source.py" docstrings "$salt_src/_modules/mdtune.py" \
+  "$salt_src/_states/mdtune.py" "$salt_src/_wrapper/mdtune.py" 2>&1); then ok "$what"; else not_ok "$what" "$out"; fi
+what="the salt-ssh wrapper's functions take the execution module's arguments"
+if out=$("$py" "$repo/tests/salt/module_source.py" wrapper-args "$salt_src/_modules/mdtune.py" \
+  "$salt_src/_wrapper/mdtune.py" 2>&1); then ok "$what"; else not_ok "$what" "$out"; fi
 
 # --- the form against the binary ------------------------------------------------------------------
 new_root "$tmp/form-root"

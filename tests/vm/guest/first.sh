@@ -468,7 +468,7 @@ echo system >/sys/block/md5/md/sync_speed_max
 i=0; while [ "$(cat /sys/block/md5/md/sync_action)" != idle ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 val h2.done md5 sync_action last_sync_action mismatch_cnt sync_min
 mdt h2end - --tick --root /
-fact h2.record "$(cat /var/lib/mdtune/checks.json 2>&1)"
+fact h2.record "$(tr -d '\n' </var/lib/mdtune/checks.json 2>&1)"
 mdtune --metrics >/tmp/h2.metrics 2>&1
 grep -E '^mdtune_array_last_check_(end_timestamp_seconds|mismatch_sectors)\{array="md5"' /tmp/h2.metrics | block h2.metrics
 
