@@ -85,31 +85,11 @@ snapshot() {
   (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort && find . -type f -exec md5sum {} + | sort)
 }
 
-# check NAME FILE PYTHON: assertions on salt-ssh's JSON in FILE (r: the target's value).
-prelude='
-import json, os, sys
-text = open(sys.argv[1]).read()
-try:
-    data = json.loads(text)
-except ValueError:
-    raise AssertionError("salt-ssh printed no JSON: " + text[-1500:] + open(sys.argv[1] + ".err").read()[-1500:])
-r = data if sys.argv[2] == "-" else data[sys.argv[2]]
-def state(sid):
-    assert isinstance(r, dict), "not a state run result: %r" % (r,)
-    for key, value in r.items():
-        if key.split("_|-")[1] == sid:
-            return value
-    raise AssertionError("no state %s in %s" % (sid, list(r)))
-def md(root, dev, attr):
-    return open(os.path.join(root, "sys/block", dev, "md", attr)).read().strip()
-def proc(root, name):
-    return open(os.path.join(root, "proc/sys/dev/raid", name)).read().strip()
-def eq(actual, expected, what):
-    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
-'
+# check NAME FILE TARGET CHECK [ARG...]: CHECK of tests/salt/ssh_checks.py on salt-ssh's JSON in
+# FILE (TARGET's value; "-": all of it), given the ARGs.
 check() {
-  local name=$1 file=$2 target=$3 code=$4 out
-  if out=$("$venv/bin/python" -c "$prelude$code" "$file" "$target" 2>&1); then ok "$name"
+  local name=$1 out; shift
+  if out=$("$venv/bin/python" "$repo/tests/salt/ssh_checks.py" "$@" 2>&1); then ok "$name"
   else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
 }
 check_unchanged() { # check_unchanged NAME ROOT BEFORE-FILE
@@ -157,9 +137,7 @@ pillar_roots:
     - $base/pillar
 EOF
   local opts cache extmods
-  opts=$("$venv/bin/python" -c 'import salt.config, sys
-o = salt.config.master_config(sys.argv[1])
-print(o["cachedir"]); print(o["extension_modules"])' "$base/conf/master")
+  opts=$("$venv/bin/python" "$repo/tests/salt/ssh_checks.py" --master-dirs "$base/conf/master")
   cache=$(sed -n 1p <<<"$opts") extmods=$(sed -n 2p <<<"$opts")
   # One thin_dir for both (one host: one copy of Salt's thin). set_path: the login shell's PATH
   # may put a python3 wrapper script first (pyenv), which salt-ssh's shim mistakes for a
@@ -200,18 +178,11 @@ EOF
     # shellcheck disable=SC2086 # fun carries its argument
     ss tuned "$base/nowrapper.json" $fun
     check "[$label] salt-ssh $fun without the wrapper refuses and names the install command" \
-      "$base/nowrapper.json" tuned '
-text = json.dumps(r)
-assert "needs mdtune" in text and "salt-ssh wrapper" in text, "no refusal: " + text[:600]
-assert "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py /var/cache/salt/master/extmods/wrapper/mdtune.py" in text, text[:600]'
+      "$base/nowrapper.json" tuned refuses_without_wrapper
   done
   ss tuned "$base/defaults.json" mdtune.query from_pillar=False root="$r1" binary="$bin"
   check "[$label] salt-ssh mdtune.query from_pillar=False root=... binary=... without the wrapper: mdtune's defaults" \
-    "$base/defaults.json" tuned '
-assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
-a = {x["name"]: x["settings"] for x in r["arrays"]}
-eq(sorted(a["md0"]), ["group_thread_cnt"], "md0 settings (the pillar asks for more)")
-eq(a["md0"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
+    "$base/defaults.json" tuned query_defaults
   # The one command docs/install.md gives for Salt 3006 and 3008, under this master's
   # extension_modules (the bundle's copy stands for the package's).
   install -D -m 0644 "$base/server/srv/salt/_wrapper/mdtune.py" "$extmods/wrapper/mdtune.py"
@@ -223,62 +194,30 @@ eq(a["md0"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
 
   ss tuned "$base/show.json" state.show_sls mdtune
   check "[$label] salt-ssh state.show_sls mdtune renders (no custom function called while rendering)" \
-    "$base/show.json" tuned '
-assert isinstance(r, dict), "not rendered: %r" % (r,)
-eq(r["mdtune-tuned"]["mdtune"][0], {"from_pillar": True}, "mdtune-tuned arguments")'
+    "$base/show.json" tuned show_sls
 
   snapshot "$r1" >"$base/r1.pristine"
   ss tuned "$base/test.json" state.apply mdtune test=True
-  check "[$label] salt-ssh state.apply mdtune test=True: the pillar's changes predicted" "$base/test.json" tuned '
-s = state("mdtune-tuned")
-eq(s["result"], None, "result: %s" % s["comment"])
-c = s["changes"]
-eq(c.get("md0", {}).get("stripe_cache_size"), {"old": 256, "new": 4096}, "md0 stripe_cache_size (pillar)")
-eq(c.get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 4}, "md2 group_thread_cnt (pillar)")
-eq(c.get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 400000}, "speed_limit_max (pillar)")'
+  check "[$label] salt-ssh state.apply mdtune test=True: the pillar's changes predicted" \
+    "$base/test.json" tuned apply_test_predicted
   check_unchanged "[$label] salt-ssh test=True: the target's root is untouched" "$r1" "$base/r1.pristine"
 
   # The execution functions over salt-ssh: the wrapper gives them the pillar (on the target alone
   # they would see an empty one and compare with mdtune's defaults).
   ss tuned "$base/query.json" mdtune.query
-  check "[$label] salt-ssh mdtune.query: compared with the pillar's desired state" "$base/query.json" tuned '
-assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
-eq(r["compliant"], False, "compliant")
-a = {x["name"]: x["settings"] for x in r["arrays"]}
-eq(a["md0"].get("stripe_cache_size", {}).get("after"), 4096, "md0 stripe_cache_size (pillar)")
-eq(a["md0"].get("preread_bypass_threshold", {}).get("after"), 64, "md0 preread_bypass_threshold (pillar only)")
-eq(a["md2"].get("group_thread_cnt", {}).get("after"), 4, "md2 group_thread_cnt (pillar)")
-eq(r["system"]["speed_limit_max"]["after"], 400000, "speed_limit_max (pillar)")'
+  check "[$label] salt-ssh mdtune.query: compared with the pillar's desired state" \
+    "$base/query.json" tuned query_pillar
   ss tuned "$base/mtest.json" mdtune.apply test=True
-  check "[$label] salt-ssh mdtune.apply test=True: previews the pillar's values" "$base/mtest.json" tuned '
-assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
-eq(r["check_mode"], True, "check_mode")
-eq(r["changed"], True, "changed")
-a = {x["name"]: x["settings"] for x in r["arrays"]}
-eq(a["md0"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size (pillar)")
-eq(a["md0"]["preread_bypass_threshold"]["after"], 64, "md0 preread_bypass_threshold (pillar only)")'
+  check "[$label] salt-ssh mdtune.apply test=True: previews the pillar's values" \
+    "$base/mtest.json" tuned module_apply_test
   check_unchanged "[$label] salt-ssh mdtune.apply test=True: the target's root is untouched" "$r1" "$base/r1.pristine"
   ss tuned "$base/binary.json" mdtune.binary_path
-  check "[$label] salt-ssh mdtune.binary_path: the pillar's mdtune:binary" "$base/binary.json" tuned "
-eq(r, '$bin', 'binary')"
+  check "[$label] salt-ssh mdtune.binary_path: the pillar's mdtune:binary" \
+    "$base/binary.json" tuned binary_path "$bin"
 
   ss tuned "$base/apply.json" state.apply mdtune
   check "[$label] salt-ssh state.apply mdtune: the pillar's values written on the target, persisted" \
-    "$base/apply.json" tuned "
-root = '$r1'
-s = state('mdtune-tuned')
-eq(s['result'], True, 'result: ' + s['comment'])
-eq(md(root, 'md0', 'stripe_cache_size'), '4096', 'md0 stripe_cache_size')
-eq(md(root, 'md0', 'preread_bypass_threshold'), '64', 'md0 preread_bypass_threshold')
-eq(md(root, 'md0', 'sync_speed_max').split()[0], '500000', 'md0 sync_speed_max')
-# md1 resyncs: the md* entry's sync_boost (during resync, recover) is in force over hana_log's 50000.
-eq(md(root, 'md1', 'sync_speed_min').split()[0], '500000', 'md1 sync_speed_min (boosted)')
-eq(md(root, 'md1', 'sync_speed_max').split()[0], '2000000', 'md1 sync_speed_max (boosted)')
-eq(md(root, 'md2', 'group_thread_cnt'), '4', 'md2 group_thread_cnt')
-eq(md(root, 'md2', 'skip_copy'), '1', 'md2 skip_copy')
-eq(md(root, 'md3', 'stripe_cache_size'), '1024', 'md3 stripe_cache_size')
-eq(proc(root, 'speed_limit_max'), '400000', 'speed_limit_max')
-assert os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'nothing persisted'"
+    "$base/apply.json" tuned apply_written "$r1"
 
   # The compliance check over salt-ssh: a test run against the pillar finds a hand-made drift,
   # and only that (every other value is in place after the one apply).
@@ -286,57 +225,29 @@ assert os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'nothing pe
   snapshot "$r1" >"$base/r1.drifted"
   ss tuned "$base/drift.json" state.apply mdtune test=True
   check "[$label] salt-ssh compliance (test=True against the pillar) finds a drifted stripe_cache_size" \
-    "$base/drift.json" tuned '
-s = state("mdtune-tuned")
-eq(s["result"], None, "result: " + s["comment"])
-eq(s["changes"], {"md0": {"stripe_cache_size": {"old": 512, "new": 4096}}}, "changes")'
+    "$base/drift.json" tuned drift_found
   ss tuned "$base/drift-query.json" mdtune.query
   check "[$label] salt-ssh mdtune.query after the drift: not compliant in that one setting" \
-    "$base/drift-query.json" tuned '
-eq(r.get("compliant"), False, "compliant: %r" % (r,))
-off = sorted((x["name"], k) for x in r["arrays"] for k, v in x["settings"].items() if not v["compliant"])
-off += sorted(("system", k) for k, v in r["system"].items() if isinstance(v, dict) and v.get("compliant") is False)
-eq(off, [("md0", "stripe_cache_size")], "settings not compliant")'
+    "$base/drift-query.json" tuned drift_query
   check_unchanged "[$label] salt-ssh compliance test run: nothing written" "$r1" "$base/r1.drifted"
 
   # desired and revert over salt-ssh: the pillar's desired state as the master translates it,
   # then the revert previewed (nothing written) and made (the values before the first apply).
   ss tuned "$base/desired.json" mdtune.desired
   check "[$label] salt-ssh mdtune.desired: the pillar's desired state, translated on the master" \
-    "$base/desired.json" tuned "
-eq(r.get('root'), '$r1', 'root')
-eq(r.get('binary'), '$bin', 'binary')
-assert r.get('arrays'), 'no arrays in %r' % (r,)"
+    "$base/desired.json" tuned desired "$r1" "$bin"
   ss tuned "$base/revert-test.json" mdtune.revert test=True
   check "[$label] salt-ssh mdtune.revert test=True: previews the restore in the pillar's root" \
-    "$base/revert-test.json" tuned "
-eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
-eq(r.get('changed'), True, 'changed')
-eq(r.get('check_mode'), True, 'check_mode')"
+    "$base/revert-test.json" tuned revert_test
   check_unchanged "[$label] salt-ssh mdtune.revert test=True: the target's root is untouched" "$r1" "$base/r1.drifted"
   ss tuned "$base/revert.json" mdtune.revert
   check "[$label] salt-ssh mdtune.revert: the values saved before the first apply are back" \
-    "$base/revert.json" tuned "
-root = '$r1'
-eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
-eq(r.get('changed'), True, 'changed')
-eq(md(root, 'md0', 'stripe_cache_size'), '256', 'md0 stripe_cache_size')
-eq(md(root, 'md2', 'group_thread_cnt'), '0', 'md2 group_thread_cnt')
-eq(md(root, 'md2', 'skip_copy'), '0', 'md2 skip_copy')
-eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')
-assert not os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'the persisted state is left'"
+    "$base/revert.json" tuned reverted "$r1"
 
   snapshot "$r2" >"$base/r2.pristine"
   ss bare "$base/bare.json" state.apply mdtune test=True
   check "[$label] salt-ssh state.apply mdtune test=True with an empty pillar: a valid SLS, mdtune's defaults (auto threads)" \
-    "$base/bare.json" bare '
-eq(sorted(k.split("_|-")[1] for k in r), ["mdtune-tuned"], "states")
-s = state("mdtune-tuned")
-eq(s["result"], None, "result: %s" % s["comment"])
-for array, settings in s["changes"].items():
-    if array.startswith("md"):
-        eq(set(settings), {"group_thread_cnt"}, array)
-eq(s["changes"]["md0"]["group_thread_cnt"], {"old": 0, "new": 8}, "md0 group_thread_cnt")'
+    "$base/bare.json" bare bare_defaults
   check_unchanged "[$label] salt-ssh test=True with an empty pillar: nothing written" "$r2" "$base/r2.pristine"
 
   # Salt 3007 and later have a runner for it as well: salt-run saltutil.sync_wrapper copies
@@ -347,12 +258,10 @@ eq(s["changes"]["md0"]["group_thread_cnt"], {"old": 0, "new": 8}, "md0 group_thr
     mkdir -p "$cache/proc"
     "$venv/bin/salt-run" -c "$base/conf" --out=json saltutil.sync_wrapper >"$base/sync.json" 2>"$base/sync.json.err"
     check "[$label] salt-run saltutil.sync_wrapper syncs _wrapper/mdtune.py to the master" \
-      "$base/sync.json" - '
-eq(r, ["wrapper.mdtune"], "synced")'
+      "$base/sync.json" - sync_wrapper
     ss tuned "$base/synced-query.json" mdtune.binary_path
     check "[$label] salt-ssh mdtune.binary_path with the synced wrapper: the pillar's mdtune:binary" \
-      "$base/synced-query.json" tuned "
-eq(r, '$bin', 'binary')"
+      "$base/synced-query.json" tuned binary_path "$bin"
   fi
 }
 
