@@ -106,19 +106,7 @@ if ! rustc --edition 2021 -C opt-level=3 -C panic=abort -C strip=symbols --targe
 fi
 
 # mbr IMAGE N: N Linux-raid (0xfd) partitions of equal size from 1 MiB to the end.
-mbr() {
-  python3 - "$1" "$2" "$disk_mib" <<'PY'
-import struct, sys
-path, n = sys.argv[1], int(sys.argv[2])
-sectors = int(sys.argv[3]) * 1024 * 1024 // 512
-size = (sectors - 2048) // n // 2048 * 2048
-def entry(start, count):
-    return struct.pack("<B3sB3sII", 0, b"\0\0\0", 0xFD, b"\0\0\0", start, count)
-table = b"".join(entry(2048 + i * size, size) for i in range(n)) + bytes(16 * (4 - n))
-with open(path, "r+b") as f:
-    f.seek(440); f.write(struct.pack("<I", 0x6D647475) + b"\0\0" + table + b"\x55\xAA")
-PY
-}
+mbr() { python3 "$repo/tests/vm/mbr.py" "$1" "$2" "$disk_mib"; }
 
 # NVMe drives: SERIAL:QUEUE_PAIRS:PARTITIONS. The first and second boots pass nvme.write_queues=1
 # nvme.poll_queues=1, so on the 2 vCPUs a drive of 4 queue pairs splits them 1/2/1
