@@ -10,7 +10,8 @@
 # Tools come from ${MDTUNE_VENV:-<checkout>/.venv} (.ci/setup-python.sh creates it); when they are
 # missing the suite fails and says so. Everything the suite and Ansible write (HOME, local and
 # remote temp, collections, fake roots) goes to one temporary directory (under /dev/shm when it is
-# writable), removed at the end unless MDTUNE_KEEP_TMP=1; cargo writes target/ as usual.
+# writable), removed at the end unless a test failed or MDTUNE_KEEP_TMP is set (tests/lib.sh's
+# scratch); cargo writes target/ as usual.
 # Closes with "N passed, N failed".
 set -uo pipefail
 
@@ -22,14 +23,10 @@ sidecar=$repo/module_utils/ansible/mdtune.yml
 books=$here/playbooks
 t0=$SECONDS
 
-passed=0; failed=0; failures=()
-finish() {
-  [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
-  echo "ansible suite: $((SECONDS - t0)) s"
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit $?
-}
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
+# lib.sh's finish, after the suite's time.
+finish_suite() { echo "ansible suite: $((SECONDS - t0)) s"; finish; }
 
 missing=()
 for tool in ansible-playbook ansible-doc ansible-galaxy ansible-test ansible-lint antsibull-changelog python3; do
@@ -39,12 +36,11 @@ for tool in cargo chattr; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "tests/ansible: missing ${missing[*]}"
-  echo "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19, ansible-lint, antsibull-changelog),"
-  echo "  or set MDTUNE_VENV;"
-  echo "  cargo comes with Rust (rustup), chattr with e2fsprogs"
-  failed=1; failures+=("tools missing")
-  finish
+  not_ok "tools missing" "tests/ansible: missing ${missing[*]}" \
+    "  run .ci/setup-python.sh (creates $venv with ansible-core 2.19, ansible-lint, antsibull-changelog)," \
+    "  or set MDTUNE_VENV;" \
+    "  cargo comes with Rust (rustup), chattr with e2fsprogs"
+  finish_suite
 fi
 
 # The fake roots add up to ~45,000 small files: on tmpfs (/dev/shm) creating and removing them takes
@@ -52,14 +48,11 @@ fi
 if [ -n "${MDTUNE_TEST_TMP:-}" ]; then parent=$MDTUNE_TEST_TMP
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then parent=/dev/shm
 else parent=${TMPDIR:-/tmp}; fi
-tmp=$(mktemp -d "$parent/mdtune-ansible.XXXXXX")
+TMPDIR=$parent scratch ansible
 immutable=()
-cleanup() {
-  # Undo chattr +i (rollback and staged tests) so the directory can be removed.
-  [ ${#immutable[@]} -eq 0 ] || chattr -i "${immutable[@]}" 2>/dev/null
-  if [ "${MDTUNE_KEEP_TMP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
+# Undo chattr +i (rollback and staged tests) so the directory can be removed.
+undo_immutable() { [ ${#immutable[@]} -eq 0 ] || chattr -i "${immutable[@]}" 2>/dev/null; }
+at_exit undo_immutable
 mkdir -p "$tmp"/{home,local,remote,library,roots,logs,collections}
 
 # --- helpers ------------------------------------------------------------------------------
@@ -69,12 +62,9 @@ t() {
   local name=$1; shift
   log=$tmp/logs/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').log
   local start=$SECONDS
-  if "$@" > "$log" 2>&1; then
-    passed=$((passed + 1)); echo "ok - $name ($((SECONDS - start)) s)"
-  else
-    failed=$((failed + 1)); failures+=("$name"); echo "not ok - $name ($((SECONDS - start)) s)"
-    sed 's/^/    /' "$log" | tail -60
-  fi
+  if "$@" > "$log" 2>&1; then ok "$name ($((SECONDS - start)) s)"
+  elif [ -s "$log" ]; then not_ok "$name" "($((SECONDS - start)) s; the last 60 lines of its log:)" "$(tail -60 "$log")"
+  else not_ok "$name" "($((SECONDS - start)) s; no output)"; fi
 }
 fail() { echo "FAIL: $*"; return 1; }
 
@@ -101,8 +91,8 @@ build() {
 }
 t "cargo build --release" build
 if [ ! -x "$tmp/library/mdtune" ]; then
-  echo "no binary: the remaining tests cannot run"; failed=$((failed + 1)); failures+=("remaining tests not run")
-  finish
+  not_ok "remaining tests not run" "no binary: the remaining tests cannot run"
+  finish_suite
 fi
 
 # Ansible writes only under $tmp, reads no configuration but ours, and finds the module through
@@ -614,4 +604,4 @@ checkout_left_clean() {
 }
 t "the suite wrote nothing into the checkout (${watched[*]})" checkout_left_clean
 
-finish
+finish_suite

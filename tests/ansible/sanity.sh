@@ -12,8 +12,10 @@
 # pins, installed from the package index. ansible-test bootstraps pip in those virtualenvs with a
 # get-pip script it downloads from a host outside the package index; get-pip-standin.py takes its
 # place (it uses the standard library's ensurepip, then pip). Everything, including HOME, lives in
-# a temporary directory that is removed afterwards; set MDTUNE_SANITY_CACHE=DIR to keep the
-# virtualenvs in DIR between runs. MDTUNE_ANSIBLE_VERSIONS="2.19 2.20 2.21" picks the versions.
+# a temporary directory that is removed afterwards unless a check failed or MDTUNE_KEEP_TMP is set
+# (tests/lib.sh's scratch); set MDTUNE_SANITY_CACHE=DIR to keep the virtualenvs in DIR between
+# runs. MDTUNE_ANSIBLE_VERSIONS="2.19 2.20 2.21" picks the versions. One check per version; closes
+# with "N passed, N failed".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +24,8 @@ venv=${MDTUNE_VENV:-$repo/.venv}
 cargo_flag=()
 [ "${1:-}" = --no-cargo ] && cargo_flag=(--no-cargo)
 
-finish() { echo "sanity: $1 passed, $2 failed"; [ "$2" -eq 0 ]; exit $?; }
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 versions=${MDTUNE_ANSIBLE_VERSIONS:-2.19 2.20 2.21}
 # venv_of VERSION: the venv that holds that ansible-core.
 venv_of() { if [ "$1" = 2.19 ]; then echo "$venv"; else echo "$venv-ansible$1"; fi; }
@@ -30,8 +33,9 @@ venv_of() { if [ "$1" = 2.19 ]; then echo "$venv"; else echo "$venv-ansible$1"; 
 for v in $versions; do
   for tool in ansible-test ansible-galaxy python3; do
     if [ ! -x "$(venv_of "$v")/bin/$tool" ]; then
-      echo "sanity: $(venv_of "$v")/bin/$tool not found: run .ci/setup-python.sh and .ci/setup-ansible.sh (or set MDTUNE_VENV)" >&2
-      finish 0 1
+      not_ok "ansible-core $v: $(venv_of "$v")/bin/$tool exists" \
+        "sanity: $(venv_of "$v")/bin/$tool not found: run .ci/setup-python.sh and .ci/setup-ansible.sh (or set MDTUNE_VENV)"
+      finish
     fi
   done
 done
@@ -39,14 +43,13 @@ done
 if [ -n "${MDTUNE_TEST_TMP:-}" ]; then parent=$MDTUNE_TEST_TMP
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then parent=/dev/shm
 else parent=${TMPDIR:-/tmp}; fi
-tmp=$(mktemp -d "$parent/mdtune-sanity.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+TMPDIR=$parent scratch sanity
 # Build first: cargo and rustup find their toolchains through the real HOME (Ansible's own files
 # go to $tmp all the same).
 if ! MDTUNE_VENV=$venv ANSIBLE_HOME=$tmp/ansible-home ANSIBLE_LOCAL_TEMP=$tmp/ansible-local \
     "$repo/module_utils/ansible/build-collection.sh" --out "$tmp/build" "${cargo_flag[@]}"; then
-  echo "sanity: building the collection failed" >&2
-  finish 0 1
+  not_ok "building the collection" "sanity: module_utils/ansible/build-collection.sh failed"
+  finish
 fi
 coll=$tmp/build/ansible_collections/mdtune/mdraid
 
@@ -56,7 +59,6 @@ export HOME=$home PYTHONDONTWRITEBYTECODE=1 ANSIBLE_LOCAL_TEMP=$tmp/ansible-loca
 # cd out of the checkout: ansible-test must see only the collection, not this git repository.
 cd "$tmp" || exit 1
 
-passed=0 failed=0
 # run_ansible_test VERSION: ansible-test sanity and units of that ansible-core on the collection.
 run_ansible_test() {
   local v=$1 venv_v pip_version python_version log kind
@@ -87,6 +89,7 @@ run_ansible_test() {
   return 0
 }
 for v in $versions; do
-  if run_ansible_test "$v"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  name="ansible-core $v: ansible-test sanity and units"
+  if run_ansible_test "$v"; then ok "$name"; else not_ok "$name"; fi
 done
-finish "$passed" "$failed"
+finish
