@@ -17,20 +17,19 @@
 #         (usage.sh), a query on a copy of the demo host; `apt remove`, and nothing is left.
 #   ppc64le  the packaged binary on a real ppc64le kernel (ppc64le-vm.sh), unless
 #         MDTUNE_PACKAGING_VM=0.
-# Needs root and .ci/setup-packaging.sh. Exits non-zero on any failure.
+# Needs root and .ci/setup-packaging.sh. Ends with one line "N passed, N failed" (tests/lib.sh)
+# and exits non-zero on any failure; the scratch directory is kept when a check failed.
 # MDTUNE_PACKAGING_BUILD=0 checks the packages already in target/packages (while editing checks).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 repo=$PWD
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 . packaging/targets.sh
 pkgs=$repo/target/packages
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-failures=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # all_listed PATHS FILE: every line of PATHS (none is a failure) is a line of FILE.
+# shellcheck disable=SC2317 # run by tests/lib.sh's check
 all_listed() {
   local f
   [ -n "$1" ] || { echo "no paths"; return 1; }
@@ -41,10 +40,6 @@ all_listed() {
 doc_paths_named() {
   zcat "$1" | grep -o '/usr/share/doc/[^ ,()]*' | sed 's/\\-/-/g; s/[.:;]$//' | sort -u
 }
-check() { # DESCRIPTION COMMAND...: pass when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
 
 missing=()
 for t in rpmbuild rpm rpm2cpio cpio checkbashisms lintian dpkg-buildpackage dh man qemu-aarch64-static \
@@ -52,10 +47,10 @@ for t in rpmbuild rpm rpm2cpio cpio checkbashisms lintian dpkg-buildpackage dh m
   command -v "$t" >/dev/null || missing+=("$t")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "FAIL: missing ${missing[*]}: run .ci/setup-packaging.sh (as root)"
-  exit 1
+  not_ok "the packaging tools are installed" "missing ${missing[*]}: run .ci/setup-packaging.sh (as root)"
+  finish
 fi
-[ "$(id -u)" -eq 0 ] || { echo "FAIL: must run as root (apt install)"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { not_ok "runs as root" "must run as root (apt install)"; finish; }
 
 version=$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\(.*\)"/\1/p}' Cargo.toml | head -1)
 
@@ -64,10 +59,11 @@ t0=$(date +%s)
 if [ "${MDTUNE_PACKAGING_BUILD:-1}" = 0 ] && ls "$pkgs"/*.rpm "$pkgs"/*.deb >/dev/null 2>&1; then
   echo "NOTE: MDTUNE_PACKAGING_BUILD=0: checking the packages already in $pkgs, not rebuilding"
 elif ! packaging/build.sh; then
-  echo "FAIL: packaging/build.sh"
-  exit 1
+  not_ok "packaging/build.sh" "see its output above"
+  finish
 fi
 echo "build: $(($(date +%s) - t0)) s"
+scratch packaging
 
 # --- RPMs: what each one holds and needs ---------------------------------------------------------
 # files RPM: the regular files and links it holds, sorted.
@@ -86,7 +82,7 @@ libexec=$(rpm --eval '%{_libexecdir}')
 
 for arch in x86_64 aarch64 ppc64le; do
   p=$pkgs/mdtune-$version-1.$arch.rpm
-  [ -f "$p" ] || { fail "$p was not built"; continue; }
+  [ -f "$p" ] || { not_ok "$p was not built"; continue; }
   printf '%s\n' "$docdir/mdtune/README.md" "$docdir/mdtune/reference.md" \
     "$docdir/mdtune/operations.md" "$licdir/mdtune/LICENSE" \
     /usr/sbin/mdtune /usr/share/man/man8/mdtune.8.gz \
@@ -149,7 +145,7 @@ for arch in x86_64 aarch64 ppc64le; do
   static_target "$arch"
   ex=$(find "$repo/target/packaging" -path "*/$TRIPLE/release/examples/panic_report" -type f 2>/dev/null | head -n1)
   if [ -z "$ex" ]; then
-    fail "mdtune.$arch.rpm: no examples/panic_report for $TRIPLE under target/packaging (the spec's %build makes it)"
+    not_ok "mdtune.$arch.rpm: no examples/panic_report for $TRIPLE under target/packaging (the spec's %build makes it)"
   else
     rc=0
     out=$("${run[@]}" "$ex" 2>/dev/null) || rc=$?
@@ -243,7 +239,7 @@ set_=("$pkgs/mdtune-$version-1.x86_64.rpm" "$mods" "$form")
 # disable and stop the tick timer with systemctl, which it has no systemd for either); they are
 # checked by rpm -qp --scripts above.
 if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
-  pass "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
+  ok "rpm --root installs mdtune, mdtune-salt-modules and mdtune-formula"
   check "rpm -V verifies all three in the scratch root" rpm --root "$root" -V --nodeps mdtune mdtune-salt-modules mdtune-formula
   got=$("$root/usr/sbin/mdtune" --version)
   check "the installed $root/usr/sbin/mdtune runs: $got" test "$got" = "mdtune $version"
@@ -266,9 +262,9 @@ if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   check "revert removes the rule and keeps the packaged binary (rpm -V mdtune)" \
     bash -c '[ ! -e "$1/etc/udev/rules.d/90-mdtune.rules" ] && rpm --root "$1" -V --nodeps mdtune' _ "$root"
   if rpm --root "$root" --noscripts -e mdtune-formula mdtune-salt-modules mdtune 2>"$tmp/rpm-e"; then
-    pass "rpm -e removes the three"
+    ok "rpm -e removes the three"
   else
-    cat "$tmp/rpm-e"; fail "rpm -e removes the three"
+    not_ok "rpm -e removes the three" "$(cat "$tmp/rpm-e")"
   fi
   # Left: any file (directories aside: a real system's filesystem package owns the parents rpm
   # made) that the demo host did not have, except the rpm database and run/ (the lock and saved
@@ -278,8 +274,7 @@ if rpm --root "$root" --nodeps --noscripts -i "${set_[@]}" 2>"$tmp/rpm-i"; then
   left=$(comm -13 "$tmp/before" "$tmp/after" | grep -vE '^\./run/' | paste -sd' ' || true)
   check "rpm -e leaves nothing behind but the rpm database${left:+: $left}" test -z "$left"
 else
-  cat "$tmp/rpm-i"
-  fail "rpm --root installs the RPM set"
+  not_ok "rpm --root installs the RPM set" "$(cat "$tmp/rpm-i")"
 fi
 
 # rpmlint as the Open Build Service runs it: 2.10 with openSUSE's configuration and the en_US
@@ -291,28 +286,26 @@ if [ -x "$rl/venv/bin/rpmlint" ] && [ -f "$rl/configs/openSUSE/opensuse.toml" ];
   cp "$rl"/configs/openSUSE/*.toml "$tmp/rpmlint.d/"
   cp packaging/rpmlint.toml "$tmp/rpmlint.d/mdtune.toml"
   if ! "$rl/venv/bin/python" -c 'import enchant; enchant.Dict("en_US")' 2>/dev/null; then
-    fail "rpmlint: no en_US dictionary for its spelling check (apt-get install hunspell-en-us libenchant-2-2)"
+    not_ok "rpmlint: no en_US dictionary for its spelling check (apt-get install hunspell-en-us libenchant-2-2)"
   elif "$rl/venv/bin/rpmlint" --config "$tmp/rpmlint.d" "$pkgs"/*.rpm >"$tmp/rpmlint" 2>&1 &&
     grep -q '^ */.*/mdtune\.toml$' "$tmp/rpmlint" && grep -q '^ */.*/opensuse\.toml$' "$tmp/rpmlint"; then
-    pass "rpmlint $("$rl/venv/bin/rpmlint" --version) with openSUSE's configuration and spelling (filters with reasons in packaging/rpmlint.toml): $(tail -n1 "$tmp/rpmlint" | sed 's/^ *//')"
+    ok "rpmlint $("$rl/venv/bin/rpmlint" --version) with openSUSE's configuration and spelling (filters with reasons in packaging/rpmlint.toml): $(tail -n1 "$tmp/rpmlint" | sed 's/^ *//')"
   else
-    cat "$tmp/rpmlint"
-    fail "rpmlint $("$rl/venv/bin/rpmlint" --version 2>&1) with openSUSE's configuration"
+    not_ok "rpmlint $("$rl/venv/bin/rpmlint" --version 2>&1) with openSUSE's configuration" "$(cat "$tmp/rpmlint")"
   fi
 else
-  fail "rpmlint 2.10 with openSUSE's configuration is not in $rl: run .ci/setup-packaging.sh"
+  not_ok "rpmlint 2.10 with openSUSE's configuration is not in $rl: run .ci/setup-packaging.sh"
 fi
 
 # --- .deb ---------------------------------------------------------------------------------------
 deb=$(find "$pkgs" -maxdepth 1 -name "mdtune_$version-1_*.deb" 2>/dev/null | sort | head -n1)
 if [ -z "$deb" ]; then
-  fail "no .deb in $pkgs"
+  not_ok "no .deb in $pkgs"
 else
   if lintian --pedantic -I --fail-on error,warning "$deb" >"$tmp/lintian" 2>&1; then
-    pass "lintian --pedantic: no error or warning beyond the overrides in packaging/debian/mdtune.lintian-overrides"
+    ok "lintian --pedantic: no error or warning beyond the overrides in packaging/debian/mdtune.lintian-overrides"
   else
-    cat "$tmp/lintian"
-    fail "lintian"
+    not_ok "lintian" "$(cat "$tmp/lintian")"
   fi
   # Built as a distribution builds it: Build-Depends checked (cargo, rustc >= 1.85), Debian's own
   # compiler, no unstable flag, and the same package from Debian 13's stock cargo and rustc.
@@ -332,15 +325,15 @@ else
     check "lintian --pedantic on the Debian 13 build: nothing beyond the overrides" \
       lintian --pedantic -I --fail-on error,warning "$tdeb"
   else
-    fail "no Debian 13 build at $tdeb"
+    not_ok "no Debian 13 build at $tdeb"
   fi
   # shellcheck disable=SC2016 # the inner bash expands $1
   check "the .deb installs on Debian 12: $(dpkg-deb -f "$deb" Depends)" \
     bash -c 'dpkg-deb -f "$1" Depends | grep -qE "libc6 \(>= 2\.(2[0-9]|3[0-6])\)"' _ "$deb"
   if dpkg-query -W -f='${Status}' mdtune 2>/dev/null | grep -q 'ok installed' || [ -e /usr/sbin/mdtune ]; then
-    fail "mdtune is already installed on this machine (/usr/sbin/mdtune): the suite installs and removes it itself"
+    not_ok "mdtune is already installed on this machine (/usr/sbin/mdtune): the suite installs and removes it itself"
   elif apt-get install -y -q --no-install-recommends "$deb" >"$tmp/dpkg" 2>&1; then
-    pass "apt install $(basename "$deb") (docs/install.md's command)"
+    ok "apt install $(basename "$deb") (docs/install.md's command)"
     got=$(mdtune --version)
     check "mdtune --version from PATH: $got" test "$got" = "mdtune $version" -a "$(command -v mdtune)" = /usr/sbin/mdtune
     got=$(man -w mdtune 2>&1)
@@ -371,20 +364,20 @@ else
     check "apt remove removes every file it installed${left:+ (left: ${left[*]})}" test ${#left[@]} -eq 0
     check "dpkg knows mdtune no more" bash -c "! dpkg-query -W -f='\${Status}' mdtune 2>/dev/null | grep -q installed"
   else
-    cat "$tmp/dpkg"
-    fail "apt install $deb"
+    not_ok "apt install $deb" "$(cat "$tmp/dpkg")"
   fi
 fi
 
 # --- ppc64le on a real kernel ----------------------------------------------------------------------
 if [ "${MDTUNE_PACKAGING_VM:-1}" = 1 ]; then
   t0=$(date +%s)
-  check "ppc64le: the packaged binary on a ppc64le kernel (qemu-system-ppc64 -M pseries, NVMe, raid5, auto)" \
-    tests/packaging/ppc64le-vm.sh "$tmp/x-ppc64le/usr/sbin/mdtune"
+  # Its report (the guest's kernel, the boot's time, its own checks) shown as it comes.
+  what="ppc64le: the packaged binary on a ppc64le kernel (qemu-system-ppc64 -M pseries, NVMe, raid5, auto)"
+  if tests/packaging/ppc64le-vm.sh "$tmp/x-ppc64le/usr/sbin/mdtune"; then ok "$what"; else not_ok "$what"; fi
   echo "ppc64le VM: $(($(date +%s) - t0)) s"
 else
   echo "SKIPPED on request (MDTUNE_PACKAGING_VM=0): the ppc64le VM boot"
 fi
 
-echo "packaging: $failures failure(s), $(($(date +%s) - start)) s"
-[ "$failures" -eq 0 ]
+echo "packaging: $(($(date +%s) - start)) s"
+finish

@@ -15,17 +15,16 @@
 # cache's udev and mdadm (.ci/setup-vm.sh) and Debian's dracut and kmod (.ci/setup-dracut.sh),
 # with the kernel's modules and a depmod run. Needs root (nothing is installed), qemu-system-x86_64
 # and mkfs.ext4. Environment: MDTUNE_VM_CACHE, MDTUNE_VM_WORK, MDTUNE_VM_BIN (as tests/vm/run.sh),
-# MDTUNE_DRACUT_SERIES. Prints "ok - ..." / "FAIL - ..." lines and "N passed, N failed".
+# MDTUNE_DRACUT_SERIES. Prints "ok   - ..." / "FAIL - ..." lines and "N passed, N failed"
+# (tests/lib.sh).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 here=$repo/tests/vm
 cache=${MDTUNE_VM_CACHE:-$repo/.cache/vm}
 work=${MDTUNE_VM_WORK:-$repo/target/vm}/dracut
 series=${MDTUNE_DRACUT_SERIES:-bookworm}
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; shift; [ $# -gt 0 ] && printf '       %s\n' "$@"; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 need() { not_ok "$1" "$2"; finish; }
 
 [ "$(id -u)" -eq 0 ] || need "runs as root" "dracut's copies keep owners and device nodes: run as root"
@@ -52,7 +51,9 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 # The system root is mostly hard links to this machine's /usr: never left behind to be written
 # to. The disk images and the initrd go too (the logs and records stay).
-trap 'rm -rf "$work/sysroot" "$work"/*.img' EXIT
+# shellcheck disable=SC2317 # run on exit (tests/lib.sh's at_exit)
+remove_sysroot() { rm -rf "$work/sysroot" "$work"/*.img; }
+at_exit remove_sysroot
 echo "# dracut boot: kernel $abi ($series), work $work"
 
 # --- the scratch system root for dracut -------------------------------------------------------
