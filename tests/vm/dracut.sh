@@ -80,17 +80,7 @@ merge "$cache/userland"
 merge "$cache/mdadm"
 # Absolute links into the packages (systemd-udevd -> /bin/udevadm, modprobe -> /bin/kmod) made
 # relative, so that they resolve inside the system root.
-python3 - "$sys" <<'EOF'
-import os, sys
-root = sys.argv[1]
-for d, _, files in os.walk(os.path.join(root, "usr")):
-    for f in files:
-        p = os.path.join(d, f)
-        t = os.readlink(p) if os.path.islink(p) else ""
-        if t.startswith("/") and not os.path.exists(t) and os.path.lexists(root + t):
-            os.unlink(p)
-            os.symlink(os.path.relpath(root + t, d), p)
-EOF
+python3 "$here/relink.py" "$sys"
 mkdir -p "$sys/usr/lib/modules"
 cp -a "$moddir" "$sys/usr/lib/modules/$abi"
 mkdir -p "$work/bin"
