@@ -1,8 +1,8 @@
 """What tests/packaging/run.sh checks in the packages' output and files. One subcommand per check;
 each exits 0 when it holds, or non-zero with an AssertionError that shows what it got.
 
-  panic-report RC OUT      a panic under the package's build flags: exit status 1 and one JSON
-                           failure object ("internal error") in OUT.
+  panic-report RC OUT      a panic under the package's build flags (and bench/build-release.sh's):
+                           exit status 1 and one JSON failure object ("internal error") in OUT.
   demo-query OUT           the packaged binary's query of the demo host: not failed, auto gives md0
                            8 threads.
   installed-query OUT      the installed mdtune's query of the demo host: not failed, nothing
