@@ -10,7 +10,8 @@
 # Salt's docstring rule, the formula's layout, and the form checks (tests/salt/form_check.py):
 # every field of form.yml against the binary, through a transcription of Uyuni's pillar merge
 # (tests/salt/uyuni_pillar.py). After them, the formula over salt-ssh against a local sshd
-# (tests/salt/ssh.sh).
+# (tests/salt/ssh.sh). The assertions on salt-call's JSON are the functions of
+# tests/salt/call_checks.py, called by name.
 #
 # Everything Salt writes (config, cache, pki, sockets, logs) and every fake root lives in one
 # temporary directory; nothing is written to /etc, /var or /srv. The directory is removed when
@@ -160,95 +161,41 @@ salt_checks() {
   over1=$(printf '{"mdtune": {"root": "%s"}}' "$r1")
 
   sc example "$base/sync.json" saltutil.sync_all
-  check "[$label] saltutil.sync_all syncs the mdtune execution and state modules" "$base/sync.json" '
-assert "modules.mdtune" in r["modules"], r
-assert "states.mdtune" in r["states"], r'
+  check "[$label] saltutil.sync_all syncs the mdtune execution and state modules" "$base/sync.json" sync_all
 
   sc example "$base/query.json" mdtune.query root="$r1"
-  check "[$label] mdtune.query compares with the pillar's desired state (examples/salt/pillar)" "$base/query.json" '
-eq(r.get("failed"), False, "failed")
-by = {a["name"]: a for a in r["arrays"]}
-for n in ("md0", "md1", "md2", "md3"):
-    assert n in by, "no %s in %s" % (n, list(by))
-eq(by["md0"]["devname"], "hana_data", "md0 devname")
-eq(by["md1"]["sync"]["action"], "resync", "md1 sync action")
-eq(by["md0"]["settings"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size wanted (pillar)")
-eq(r["compliant"], False, "compliant")
-eq(r["changed"], False, "changed")'
+  check "[$label] mdtune.query compares with the pillar's desired state (examples/salt/pillar)" "$base/query.json" query_pillar
 
   sc example "$base/query-defaults.json" mdtune.query root="$r1" from_pillar=False
-  check "[$label] mdtune.query from_pillar=False compares with mdtune's defaults" "$base/query-defaults.json" '
-by = {a["name"]: a for a in r["arrays"]}
-assert "stripe_cache_size" not in by["md0"]["settings"], by["md0"]["settings"]
-eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 8, "md0 group_thread_cnt (auto)")'
+  check "[$label] mdtune.query from_pillar=False compares with mdtune's defaults" "$base/query-defaults.json" query_defaults
 
   sc example "$base/query-override.json" mdtune.query root="$r1" thread_policy=off
   check "[$label] mdtune.query thread_policy=off overrides that key of the pillar and keeps the others" \
-    "$base/query-override.json" '
-by = {a["name"]: a for a in r["arrays"]}
-eq(by["md0"]["settings"]["group_thread_cnt"]["after"], 0, "md0 group_thread_cnt (the argument)")
-eq(by["md0"]["settings"]["stripe_cache_size"]["after"], 4096, "md0 stripe_cache_size (the pillar)")'
+    "$base/query-override.json" query_override
 
   snapshot "$r1" >"$base/r1.pristine"
   sc example "$base/ex-test.json" state.apply test=True pillar="$over1"
-  check "[$label] example, test=True: result None and the predicted changes" "$base/ex-test.json" '
-s = state("md-raid-tuned")
-eq(s["result"], None, "result")
-c = s["changes"]
-eq(c.get("md0", {}).get("group_thread_cnt"), {"old": 0, "new": 8}, "md0 group_thread_cnt")
-eq(c.get("md0", {}).get("stripe_cache_size"), {"old": 256, "new": 4096}, "md0 stripe_cache_size")
-eq(c.get("md0", {}).get("sync_speed_max"), {"old": "system", "new": 500000}, "md0 sync_speed_max")
-eq(c.get("md1", {}).get("sync_speed_min"), {"old": "system", "new": 50000}, "md1 sync_speed_min")
-eq(c.get("md2", {}).get("group_thread_cnt"), {"old": 0, "new": 16}, "md2 group_thread_cnt")
-eq(c.get("md2", {}).get("skip_copy"), {"old": False, "new": True}, "md2 skip_copy")
-eq(c.get("system", {}).get("speed_limit_max"), {"old": 200000, "new": 500000}, "speed_limit_max")
-assert "md3" not in c, "md3 (auto gives 0, in place) must not change: %r" % c.get("md3")'
+  check "[$label] example, test=True: result None and the predicted changes" "$base/ex-test.json" example_test
   check_unchanged "[$label] example, test=True: the fake root is untouched" "$r1" "$base/r1.pristine"
 
   sc example "$base/ex-apply.json" state.apply pillar="$over1"
-  check "[$label] example, apply: result True, changes reported, values in place" "$base/ex-apply.json" "
-root = '$r1'
-s = state('md-raid-tuned')
-eq(s['result'], True, 'result: ' + s['comment'])
-assert s['changes'].get('md0'), s['changes']
-eq(md(root, 'md0', 'group_thread_cnt'), '8', 'md0 group_thread_cnt')
-eq(md(root, 'md0', 'stripe_cache_size'), '4096', 'md0 stripe_cache_size')
-eq(md(root, 'md0', 'sync_speed_max').split()[0], '500000', 'md0 sync_speed_max')
-eq(md(root, 'md1', 'sync_speed_min').split()[0], '50000', 'md1 sync_speed_min')
-eq(md(root, 'md2', 'group_thread_cnt'), '16', 'md2 group_thread_cnt')
-eq(md(root, 'md2', 'stripe_cache_size'), '8192', 'md2 stripe_cache_size')
-eq(md(root, 'md2', 'skip_copy'), '1', 'md2 skip_copy')
-eq(md(root, 'md3', 'group_thread_cnt'), '0', 'md3 group_thread_cnt')
-eq(proc(root, 'speed_limit_max'), '500000', 'speed_limit_max')
-eq(proc(root, 'speed_limit_min'), '1000', 'speed_limit_min (unmanaged)')"
+  check "[$label] example, apply: result True, changes reported, values in place" "$base/ex-apply.json" example_applied "$r1"
 
   snapshot "$r1" >"$base/r1.applied"
   sc example "$base/ex-again.json" state.apply pillar="$over1"
-  check "[$label] example, second apply: result True and no changes" "$base/ex-again.json" '
-s = state("md-raid-tuned")
-eq(s["result"], True, "result: " + s["comment"])
-eq(s["changes"], {}, "changes")'
+  check "[$label] example, second apply: result True and no changes" "$base/ex-again.json" converged md-raid-tuned
   check_unchanged "[$label] example, second apply: nothing written" "$r1" "$base/r1.applied"
 
   sc example "$base/ex-again-test.json" state.apply test=True pillar="$over1"
-  check "[$label] example, test=True after apply: result True, no changes" "$base/ex-again-test.json" '
-s = state("md-raid-tuned")
-eq(s["result"], True, "result: " + s["comment"])
-eq(s["changes"], {}, "changes")'
+  check "[$label] example, test=True after apply: result True, no changes" "$base/ex-again-test.json" converged md-raid-tuned
 
   sc example "$base/query-after.json" mdtune.query root="$r1"
-  check "[$label] mdtune.query after the apply: compliant with the pillar" "$base/query-after.json" '
-eq(r["compliant"], True, "compliant: " + r["msg"])'
+  check "[$label] mdtune.query after the apply: compliant with the pillar" "$base/query-after.json" query_compliant
 
   sc example "$base/bad.json" state.single mdtune.managed name=bad-value root="$r1" \
     arrays='[{"name": "md0", "stripe_cache_size": 5}]'
   rc=$?
-  check "[$label] a bad value: result False, the comment names the key and mdtune's exit status" "$base/bad.json" '
-s = state("bad-value")
-eq(s["result"], False, "result")
-assert "mdtune failed" in s["comment"] and "stripe_cache_size" in s["comment"], s["comment"]
-assert "exit status 2" in s["comment"], s["comment"]
-eq(s["changes"], {}, "changes")'
+  check "[$label] a bad value: result False, the comment names the key and mdtune's exit status" "$base/bad.json" bad_value
   # shellcheck disable=SC2016 # check_rc evaluates the condition itself
   check_rc "[$label] a bad value: salt-call exits non-zero" "$rc" "non-zero" '[ "$rc" -ne 0 ]'
   check_unchanged "[$label] a bad value: nothing written" "$r1" "$base/r1.applied"
@@ -264,43 +211,22 @@ eq(s["changes"], {}, "changes")'
   fi
 
   sc example "$base/revert.json" mdtune.revert root="$r1"
-  check "[$label] mdtune.revert restores the values saved before the first change" "$base/revert.json" "
-root = '$r1'
-eq(r.get('failed'), False, 'failed: %s' % r.get('msg'))
-eq(r.get('changed'), True, 'changed')
-eq(md(root, 'md0', 'group_thread_cnt'), '0', 'md0 group_thread_cnt')
-eq(md(root, 'md0', 'stripe_cache_size'), '256', 'md0 stripe_cache_size')
-eq(md(root, 'md2', 'skip_copy'), '0', 'md2 skip_copy')
-assert md(root, 'md1', 'sync_speed_min') in ('system', '1000 (system)'), md(root, 'md1', 'sync_speed_min')
-eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')"
+  check "[$label] mdtune.revert restores the values saved before the first change" "$base/revert.json" example_reverted "$r1"
 
-  # A stand-in binary that records what it was given: what the wrappers pass, independent of mdtune.
-  cat >"$base/record-mdtune" <<EOF
-#!$py
-import json, os, sys
-open("$base/recorded.json", "w").write(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read(),
-                                                   "caller": os.environ.get("MDTUNE_CALLER")}))
-print(json.dumps({"changed": False, "failed": False, "msg": "recorded", "arrays": []}))
-EOF
+  # A stand-in binary that records what it was given (tests/salt/record_mdtune.py, run by this
+  # venv's Python, writing to MDTUNE_RECORD_TO): what the wrappers pass, independent of mdtune.
+  { echo "#!$py"; cat "$repo/tests/salt/record_mdtune.py"; } >"$base/record-mdtune"
   chmod +x "$base/record-mdtune"
-  sc example "$base/record.json" state.single mdtune.managed name=recorded test=True \
-    binary="$base/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
+  MDTUNE_RECORD_TO=$base/recorded.json sc example "$base/record.json" state.single mdtune.managed \
+    name=recorded test=True binary="$base/record-mdtune" root=/nonexistent thread_policy=off speed_limit_max=500000 \
     arrays='[{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": true}]'
   check "[$label] what reaches the binary: [binary, \"-\"], exact JSON on stdin, test=True as check_mode, no Salt keys, MDTUNE_CALLER naming Salt for the trail" \
-    "$base/recorded.json" '
-eq(r.get("argv"), ["-"], "argv")
-eq(r.get("caller"), "salt mdtune.apply", "MDTUNE_CALLER")
-given = json.loads(r["stdin"])
-eq(given, {"arrays": [{"name": "back\\nslash", "group_thread_cnt": "8", "skip_copy": True}],
-           "thread_policy": "off", "speed_limit_max": 500000, "root": "/nonexistent",
-           "check_mode": True, "state": "present"}, "stdin JSON")'
+    "$base/recorded.json" recorded_apply
 
-  sc example "$base/record-test.json" mdtune.apply binary="$base/record-mdtune" root=/nonexistent \
-    from_pillar=False TEST=True
+  MDTUNE_RECORD_TO=$base/recorded.json sc example "$base/record-test.json" mdtune.apply \
+    binary="$base/record-mdtune" root=/nonexistent from_pillar=False TEST=True
   check "[$label] mdtune.apply TEST=True: test mode as salt.utils.args.test_mode reads it (any case), not passed on" \
-    "$base/recorded.json" '
-given = json.loads(r["stdin"])
-eq(given, {"root": "/nonexistent", "check_mode": True, "state": "present"}, "stdin JSON")'
+    "$base/recorded.json" recorded_test_mode
 
   sc example "$base/nojson.json" mdtune.query root="$r1" binary=/bin/echo
   rc=$?
@@ -312,10 +238,7 @@ eq(given, {"root": "/nonexistent", "check_mode": True, "state": "present"}, "std
   fi
 
   sc example "$base/missing.json" state.single mdtune.managed name=no-binary binary="$base/nonexistent/mdtune"
-  check "[$label] a missing binary: result False, the comment says where it looked and what to do" "$base/missing.json" '
-s = state("no-binary")
-eq(s["result"], False, "result")
-assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"], s["comment"]'
+  check "[$label] a missing binary: result False, the comment says where it looked and what to do" "$base/missing.json" missing_binary
 
   # --- the SUSE Manager / Uyuni formula ---------------------------------------------------------
   new_root "$r2"
@@ -330,22 +253,14 @@ assert "nonexistent/mdtune" in s["comment"] and "mdtune:binary" in s["comment"],
   sc formula "$base/fo-install.json" state.show_sls mdtune \
     pillar='{"mdtune": {"install": {"enabled": true}, "binary": ""}}'
   check "[$label] formula with install.enabled: pkg.installed mdtune first, then tuning with /usr/sbin/mdtune" \
-    "$base/fo-install.json" '
-eq(r["mdtune-package"]["pkg"][0], {"name": "mdtune"}, "mdtune-package")
-eq(r["mdtune-package"]["pkg"][1], "installed", "mdtune-package function")
-args = r["mdtune-tuned"]["mdtune"]
-assert {"binary": "/usr/sbin/mdtune"} in args, args
-assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
+    "$base/fo-install.json" formula_install
 
   # Transactional systems: the formula's metadata as Uyuni reads it, against the rendered SLS
   # (every optional state on); inside a transactional-update snapshot the tuning refuses to run.
   sc formula "$base/fo-all.json" state.show_sls mdtune \
     pillar='{"mdtune": {"install": {"enabled": true}, "deploy": {"enabled": true}, "metrics": {"enabled": true}}}'
   check "[$label] formula with metrics.enabled: the package's mdtune-tick.timer enabled and started, after the package" \
-    "$base/fo-all.json" '
-args = r["mdtune-metrics"]["service"]
-assert "running" in args and {"name": "mdtune-tick.timer"} in args and {"enable": True} in args, args
-assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
+    "$base/fo-all.json" formula_metrics
   trans_out=$("$py" "$repo/tests/salt/uyuni_transactional.py" "$suma/metadata/mdtune/metadata.yml" \
     "$base/fo-all.json" 2>&1)
   awk -v l="[$label] " '{ sub(/^(ok   - |FAIL - )/, "&" l); print }' <<<"$trans_out"
@@ -354,132 +269,48 @@ assert {"require": [{"pkg": "mdtune-package"}]} in args, args'
   grep -q '^ok   - ' <<<"$trans_out" || not_ok "[$label] tests/salt/uyuni_transactional.py ran" "$trans_out"
   TRANSACTIONAL_UPDATE=true sc formula "$base/fo-trans.json" state.single mdtune.managed \
     name=in-snapshot from_pillar=True pillar="$over2"
-  check "[$label] inside a transactional-update snapshot mdtune.managed refuses, saying why" "$base/fo-trans.json" '
-s = state("in-snapshot")
-eq(s["result"], False, "result")
-assert "transactional-update snapshot" in s["comment"] and "state.apply" in s["comment"], s["comment"]
-eq(s["changes"], {}, "changes")'
+  check "[$label] inside a transactional-update snapshot mdtune.managed refuses, saying why" "$base/fo-trans.json" in_snapshot
   check_unchanged "[$label] inside a transactional-update snapshot: nothing written" "$r2" "$base/r2.pristine"
 
   sc formula "$base/fo-test.json" state.apply test=True pillar="$over2"
-  check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" "
-f = state('mdtune-binary')
-eq(f['result'], None, 'file.managed result')
-s = state('mdtune-tuned')
-eq(s['result'], None, 'mdtune.managed result')
-assert 'not there yet' in s['comment'], s['comment']
-assert not os.path.exists('$base/minion-bin/mdtune'), 'binary deployed in test mode'"
+  check "[$label] formula, test=True: the binary would be deployed, tuning waits for it, nothing written" "$base/fo-test.json" formula_test "$base/minion-bin/mdtune"
   check_unchanged "[$label] formula, test=True: the fake root is untouched" "$r2" "$base/r2.pristine"
 
   sc formula "$base/fo-apply.json" state.apply pillar="$over2"
-  check "[$label] formula with pillar.example (the form's shape): deploys the binary and applies" "$base/fo-apply.json" "
-root = '$r2'
-f = state('mdtune-binary')
-eq(f['result'], True, 'file.managed result: ' + f['comment'])
-assert os.access('$base/minion-bin/mdtune', os.X_OK), 'deployed binary not executable'
-s = state('mdtune-tuned')
-eq(s['result'], True, 'result: ' + s['comment'])
-c = s['changes']
-eq(c.get('md0', {}).get('stripe_cache_size'), {'old': 256, 'new': 4096}, 'md0 stripe_cache_size (exact beats glob)')
-eq(md(root, 'md0', 'stripe_cache_size'), '4096', 'md0 stripe_cache_size')
-eq(md(root, 'md0', 'preread_bypass_threshold'), '64', 'md0 preread_bypass_threshold')
-eq(md(root, 'md0', 'group_thread_cnt'), '8', 'md0 group_thread_cnt (auto)')
-eq(md(root, 'md0', 'sync_speed_max').split()[0], '500000', 'md0 sync_speed_max')
-# md1 resyncs: the md* entry's sync_boost (during resync, recover) is in force over hana_log's 50000.
-eq(md(root, 'md1', 'sync_speed_min').split()[0], '500000', 'md1 sync_speed_min (boosted)')
-eq(md(root, 'md1', 'sync_speed_max').split()[0], '2000000', 'md1 sync_speed_max (boosted)')
-eq(md(root, 'md2', 'stripe_cache_size'), '1024', 'md2 stripe_cache_size (glob)')
-eq(md(root, 'md2', 'group_thread_cnt'), '4', 'md2 group_thread_cnt (entry)')
-eq(md(root, 'md2', 'skip_copy'), '1', 'md2 skip_copy')
-eq(md(root, 'md3', 'stripe_cache_size'), '1024', 'md3 stripe_cache_size (glob)')
-eq(md(root, 'md3', 'group_thread_cnt'), '0', 'md3 group_thread_cnt (auto, one queue)')
-eq(proc(root, 'speed_limit_max'), '400000', 'speed_limit_max')
-assert c.get('persist', {}).get('files'), 'persist: %r' % c.get('persist')
-assert os.listdir(os.path.join(root, 'etc/mdtune')), 'nothing persisted under etc/mdtune'"
+  check "[$label] formula with pillar.example (the form's shape): deploys the binary and applies" "$base/fo-apply.json" formula_applied "$r2" "$base/minion-bin/mdtune"
 
   snapshot "$r2" >"$base/r2.applied"
   sc formula "$base/fo-again.json" state.apply pillar="$over2"
-  check "[$label] formula, second run: converged, no changes" "$base/fo-again.json" '
-for sid in ("mdtune-binary", "mdtune-tuned"):
-    s = state(sid)
-    eq(s["result"], True, sid + " result: " + s["comment"])
-    eq(s["changes"], {}, sid + " changes")'
+  check "[$label] formula, second run: converged, no changes" "$base/fo-again.json" formula_converged
   check_unchanged "[$label] formula, second run: nothing written" "$r2" "$base/r2.applied"
 
   sc formula "$base/fo-query.json" mdtune.query
   check "[$label] formula: mdtune.query with no arguments checks the formula's pillar (root, binary, settings): compliant" \
-    "$base/fo-query.json" '
-eq(r["compliant"], True, "compliant: " + r["msg"])
-by = {a["name"]: a for a in r["arrays"]}
-eq(by["md2"]["settings"]["stripe_cache_size"]["after"], 1024, "md2 stripe_cache_size wanted (md* entry)")'
+    "$base/fo-query.json" formula_query
 
   # The form's defaults and the untouched form (its sample item kept), as Uyuni's server makes
   # them into pillar (written by form_check.py), with a root and the binary: the formula runs.
   local which pillar_json
   for which in defaults untouched; do
-    pillar_json=$("$py" -c '
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["mdtune"].update(root=sys.argv[2], binary=sys.argv[3])
-print(json.dumps(p))' "$tmp/form/form-$which.json" "$r2" "$bin")
+    pillar_json=$("$py" "$repo/tests/salt/call_checks.py" --form-pillar "$tmp/form/form-$which.json" "$r2" "$bin")
     sc formula "$base/fo-$which.json" state.apply test=True pillar="$pillar_json"
     check "[$label] formula with the form's $which as Uyuni makes them into pillar: runs (test=True), tuning auto" \
-      "$base/fo-$which.json" "
-s = state('mdtune-tuned')
-assert s['result'] in (None, True), 'result: %r %s' % (s['result'], s['comment'])
-assert 'mdtune-binary' not in str(list(r)), 'deploy is off by default'
-for array, settings in s['changes'].items():
-    if array.startswith('md'):
-        assert set(settings) <= {'group_thread_cnt'}, (array, settings)"
+      "$base/fo-$which.json" form_pillar_runs
   done
 
   sc formula "$base/fo-revert.json" state.single mdtune.reverted name=undo root="$r2" binary="$base/minion-bin/mdtune"
-  check "[$label] mdtune.reverted: the original values are back, the persisted files gone" "$base/fo-revert.json" "
-root = '$r2'
-s = state('undo')
-eq(s['result'], True, 'result: ' + s['comment'])
-eq(s['changes'].get('md0', {}).get('stripe_cache_size'), {'old': 4096, 'new': 256}, 'md0 stripe_cache_size')
-eq(md(root, 'md0', 'stripe_cache_size'), '256', 'md0 stripe_cache_size')
-eq(md(root, 'md2', 'group_thread_cnt'), '0', 'md2 group_thread_cnt')
-eq(proc(root, 'speed_limit_max'), '200000', 'speed_limit_max')
-assert not os.path.exists(os.path.join(root, 'etc/mdtune/mdtune.json')), 'etc/mdtune/mdtune.json is still there'"
+  check "[$label] mdtune.reverted: the original values are back, the persisted files gone" "$base/fo-revert.json" formula_reverted "$r2"
 
   sc formula "$base/fo-revert-again.json" state.single mdtune.reverted name=undo root="$r2" binary="$base/minion-bin/mdtune"
-  check "[$label] mdtune.reverted again: result True, no changes" "$base/fo-revert-again.json" '
-s = state("undo")
-eq(s["result"], True, "result: " + s["comment"])
-eq(s["changes"], {}, "changes")'
+  check "[$label] mdtune.reverted again: result True, no changes" "$base/fo-revert-again.json" converged undo
 }
 
-# check NAME FILE PYTHON: run assertions on salt-call's JSON in FILE (r = the "local" value).
-prelude='
-import json, os, sys
-def _load(path):
-    text = open(path).read()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise AssertionError("salt-call printed no JSON: " + text[-1500:] + open(path + ".err").read()[-1500:])
-    return data.get("local", data) if isinstance(data, dict) else data
-r = _load(sys.argv[1])
-def state(sid):
-    if not isinstance(r, dict):
-        raise AssertionError("not a state run result: %r" % (r,))
-    for key, value in r.items():
-        if key.split("_|-")[1] == sid:
-            return value
-    raise AssertionError("no state %s in %s" % (sid, list(r)))
-def md(root, dev, attr):
-    return open(os.path.join(root, "sys/block", dev, "md", attr)).read().strip()
-def proc(root, name):
-    return open(os.path.join(root, "proc/sys/dev/raid", name)).read().strip()
-def eq(actual, expected, what):
-    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
-'
+# check NAME FILE CHECK [ARG...]: CHECK of tests/salt/call_checks.py on salt-call's JSON in FILE
+# (r = the "local" value), given the ARGs.
 check() {
-  local name=$1 file=$2 code=$3 out
+  local name=$1 file=$2 out; shift 2
   if [ ! -e "$file.err" ]; then : >"$file.err"; fi
-  if out=$("$py" -c "$prelude$code" "$file" 2>&1); then ok "$name"; else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
+  if out=$("$py" "$repo/tests/salt/call_checks.py" "$file" "$@" 2>&1); then ok "$name"; else not_ok "$name" "$(echo "$out" | tail -n 8)"; fi
 }
 check_rc() { # check_rc NAME ACTUAL EXPECTED-DESCRIPTION TEST
   if eval "$4"; then ok "$1"; else not_ok "$1" "salt-call exit status $2, expected $3"; fi

@@ -9,7 +9,8 @@ in CHECKS below, which gets r, the value for TARGET in that JSON (all of it when
 and the ARGs ssh.sh passes (the target's root, the mdtune binary). A check that holds prints
 nothing and exits 0; one that fails raises AssertionError with what was expected and what came,
 and ssh.sh shows the traceback's last lines. FILE without JSON fails every check, showing the end
-of FILE and FILE.err.
+of FILE and FILE.err. The helpers (load, state, md, proc, eq, report) are tests/salt/saltjson.py's,
+shared with tests/salt/call_checks.py.
 
 The second form prints the cachedir and the extension_modules that Salt resolves from the
 master's config file, one a line (ssh.sh installs the wrapper under the latter).
@@ -19,6 +20,8 @@ import json
 import os
 import sys
 
+from saltjson import eq, load, md, proc, report, state
+
 # The install command that the modules print when the salt-ssh wrapper is missing.
 INSTALL = (
     "install -D -m 0644 /usr/share/susemanager/salt/_wrapper/mdtune.py"
@@ -26,47 +29,10 @@ INSTALL = (
 )
 
 
-def read(path):
-    with open(path) as f:
-        return f.read()
-
-
-def load(path, target):
+def target_of(path, target):
     """The value for TARGET in the JSON in PATH (all of it for "-")."""
-    text = read(path)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise AssertionError(
-            "salt-ssh printed no JSON: " + text[-1500:] + read(path + ".err")[-1500:]
-        ) from None
+    data = load(path, "salt-ssh")
     return data if target == "-" else data[target]
-
-
-def state(r, sid):
-    """The result of the state with ID sid in the state run r."""
-    assert isinstance(r, dict), "not a state run result: %r" % (r,)
-    for key, value in r.items():
-        if key.split("_|-")[1] == sid:
-            return value
-    raise AssertionError("no state %s in %s" % (sid, list(r)))
-
-
-def md(root, dev, attr):
-    return read(os.path.join(root, "sys/block", dev, "md", attr)).strip()
-
-
-def proc(root, name):
-    return read(os.path.join(root, "proc/sys/dev/raid", name)).strip()
-
-
-def eq(actual, expected, what):
-    assert actual == expected, "%s: expected %r, got %r" % (what, expected, actual)
-
-
-def report(r):
-    assert isinstance(r, dict) and "arrays" in r, "not a report: %r" % (r,)
-    return {x["name"]: x["settings"] for x in r["arrays"]}
 
 
 # --- the checks, in the order ssh.sh runs them ------------------------------------------------
@@ -217,7 +183,7 @@ def main(argv):
         sys.exit("usage: ssh_checks.py FILE TARGET CHECK [ARG...] (CHECK: %s)\n"
                  "       ssh_checks.py --master-dirs MASTER_CONFIG" % ", ".join(CHECKS))
     path, target, name, args = argv[0], argv[1], argv[2], argv[3:]
-    CHECKS[name](load(path, target), *args)
+    CHECKS[name](target_of(path, target), *args)
 
 
 if __name__ == "__main__":
